@@ -1,0 +1,1 @@
+"""Scalar, compiled (numba) rules and search over the shared geometry tables."""

@@ -1,0 +1,1 @@
+"""Self-play, rating, tuning and calibration pipeline built on the engine."""
