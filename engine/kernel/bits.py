@@ -30,14 +30,14 @@ def _ctpop(typingctx: Any, x: Any) -> Any:
 
 @njit(inline="always", cache=True)
 def popcount(x: np.uint64) -> int:
-    """Number of set bits."""
-    return int(_ctpop(np.uint64(x)))
+    """Number of set bits (as int64: a uint64 result would wrap on subtraction)."""
+    return np.int64(_ctpop(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)
 def lowest_bit(x: np.uint64) -> int:
-    """Index of the lowest set bit (undefined for 0)."""
-    return int(trailing_zeros(np.uint64(x)))
+    """Index of the lowest set bit (undefined for 0), as int64."""
+    return np.int64(trailing_zeros(np.uint64(x)))
 
 
 @njit(inline="always", cache=True)

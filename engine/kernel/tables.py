@@ -26,7 +26,8 @@ R_DISTINCT_ORDERS = 6
 R_QUIET_LIMIT = 7
 R_INVERTED = 8
 R_FIRST_PLAYER = 9
-R_COUNT = 10
+R_START_PIECES = 10  # pieces on the board at the start (both sides)
+R_COUNT = 11
 
 PROMO_STOP = 0
 PROMO_CONTINUE_AS_MAN = 1
@@ -42,7 +43,10 @@ _PROMO_CODE = {
 M_BOARD = 0
 M_PROMO_WHITE = 1  # white men crown here (top row)
 M_PROMO_BLACK = 2  # black men crown here (bottom row)
-M_COUNT = 3
+M_CENTER = 3  # the 8 central squares (the middle 4x4 block's dark squares)
+M_MAIN_DIAGONAL = 4  # the long diagonal from White's bottom-left corner
+M_LEFT_HALF = 5  # squares in the left half of the board (columns < size/2)
+M_COUNT = 6
 
 # Offsets into KernelTables.packed, the single int64 array kernels receive.
 # Rules sit at offset 0 (so ``tab[R_*]`` reads a rule), then masks (as int64;
@@ -52,7 +56,15 @@ T_MASKS = 16
 T_DELTAS = T_MASKS + 8
 T_RAYLEN = T_DELTAS + 8  # [4 * 64]: index d * 64 + bit
 T_RAY = T_RAYLEN + 4 * 64  # [4 * 64 * RAY_STRIDE]: index (d * 64 + bit) * RAY_STRIDE + k; -1 past the end
-T_SIZE = T_RAY + 4 * 64 * RAY_STRIDE
+T_ROW = T_RAY + 4 * 64 * RAY_STRIDE  # [64] row of a bit (0 = top), -1 off the board
+T_COL = T_ROW + 64  # [64] column of a bit
+T_ROWMASK = T_COL + 64  # [10] bitboard of each row
+T_CONE = T_ROWMASK + 10  # [2 * 64] squares ahead of a man: index color * 64 + bit
+# [4 * 64 + 1] Zobrist keys: (white man, white king, black man, black king) * 64 + bit; last: side
+T_ZOBRIST = T_CONE + 2 * 64
+T_SIZE = T_ZOBRIST + 4 * 64 + 1
+
+ZOBRIST_SEED = 20261129  # fixed: hashes must be identical in every process
 
 
 @dataclass(frozen=True)
@@ -83,10 +95,20 @@ def kernel_tables(variant: Variant) -> KernelTables:
     rules[R_QUIET_LIMIT] = variant.quiet_ply_limit
     rules[R_INVERTED] = int(variant.outcome_inverted)
     rules[R_FIRST_PLAYER] = int(variant.first_player)
+    rules[R_START_PIECES] = 2 * variant.men_rows * variant.squares_per_row
     masks = np.zeros(M_COUNT, dtype=np.uint64)
     masks[M_BOARD] = geo.board_mask
     masks[M_PROMO_WHITE] = geo.row_mask[0]
     masks[M_PROMO_BLACK] = geo.row_mask[geo.size - 1]
+    half = geo.size // 2
+    rows, cols = geo.row_of_square, geo.col_of_square
+    middle = range(half - 2, half + 2)
+    centre = [s for s in range(geo.squares) if rows[s] in middle and cols[s] in middle]
+    masks[M_CENTER] = geo.mask_of(centre)
+    masks[M_MAIN_DIAGONAL] = geo.mask_of(
+        [s for s in range(geo.squares) if rows[s] + cols[s] == geo.size - 1]
+    )
+    masks[M_LEFT_HALF] = geo.mask_of([s for s in range(geo.squares) if cols[s] < half])
     deltas = np.array(geo.deltas, dtype=np.int64)
     packed = np.full(T_SIZE, -1, dtype=np.int64)
     packed[:R_COUNT] = rules
@@ -95,7 +117,27 @@ def kernel_tables(variant: Variant) -> KernelTables:
     packed[T_RAYLEN : T_RAYLEN + 4 * 64] = geo.ray_length.reshape(-1)
     rays = np.full((4, 64, RAY_STRIDE), -1, dtype=np.int64)
     rays[:, :, : geo.size] = geo.ray
-    packed[T_RAY:] = rays.reshape(-1)
+    packed[T_RAY:T_ROW] = rays.reshape(-1)
+    packed[T_ROW : T_ROW + 64] = -1
+    packed[T_COL : T_COL + 64] = -1
+    for sq in range(geo.squares):
+        b = int(geo.bit_of_square[sq])
+        packed[T_ROW + b] = rows[sq]
+        packed[T_COL + b] = cols[sq]
+    packed[T_ROWMASK : T_ROWMASK + 10] = 0
+    for r in range(geo.size):
+        packed[T_ROWMASK + r] = geo.row_mask[r]
+    packed[T_CONE : T_CONE + 128] = 0
+    for sq in range(geo.squares):
+        b = int(geo.bit_of_square[sq])
+        for color, ahead in ((0, -1), (1, 1)):  # white men move up (rows decrease)
+            cone = [
+                t for t in range(geo.squares)
+                if (rows[t] - rows[sq]) * ahead > 0 and abs(cols[t] - cols[sq]) <= abs(rows[t] - rows[sq])
+            ]
+            packed[T_CONE + color * 64 + b] = geo.mask_of(cone)
+    rng = np.random.default_rng(ZOBRIST_SEED)
+    packed[T_ZOBRIST : T_ZOBRIST + 4 * 64 + 1] = rng.integers(1, 2**62, size=4 * 64 + 1, dtype=np.int64)
     for a in (rules, masks, deltas, packed):
         a.setflags(write=False)
     return KernelTables(

@@ -1,0 +1,115 @@
+"""Evaluation features: each declared once with its meaning, range and per-variant default.
+
+The evaluation is ``sum(weight[i] * feature[i])`` from the side to move's point
+of view. Feature values are computed White-minus-Black (see
+``engine.kernel.evaluate`` for the scalar kernel and ``engine.batch.features``
+for the vectorised extractor; a test proves they agree) and the sign flips for
+Black. The order of ``FEATURES`` is the order of the weight vector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.variants import Variant
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One evaluation term: what it counts, and the weight range the tuner may use."""
+
+    name: str
+    meaning: str
+    low: float
+    high: float
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("man", "men on the board (own minus opponent's)", -300.0, 300.0),
+    Feature("king", "kings on the board", -900.0, 900.0),
+    Feature("advance", "rows advanced, summed over men", -30.0, 30.0),
+    Feature("back_rank", "men still on their own back row", -50.0, 50.0),
+    Feature("center_king", "kings on the 8 central squares", -50.0, 50.0),
+    Feature(
+        "trade_when_ahead",
+        "pieces already exchanged, signed by who leads in material (favours trading down when ahead)",
+        -20.0,
+        20.0,
+    ),
+    Feature(
+        "king_approach_when_ahead",
+        "minus the summed distance (in rows/columns) from each king of the leading side to its "
+        "nearest enemy piece, signed by who leads (brings kings towards the opponent when ahead)",
+        -20.0,
+        20.0,
+    ),
+    Feature("mobility", "non-capturing moves available", -30.0, 30.0),
+    Feature("runaway", "men with no piece anywhere in the cone in front of them (unstoppable)", -300.0, 300.0),
+    Feature("balance", "minus the imbalance between men on the left and right halves", -30.0, 30.0),
+    Feature("main_diagonal_king", "kings on the long (main) diagonal, key for flying kings", -100.0, 100.0),
+    Feature("tempo", "rows advanced by the most advanced man (race towards the crown)", -30.0, 30.0),
+)
+
+FEATURE_INDEX: dict[str, int] = {f.name: i for i, f in enumerate(FEATURES)}
+N_FEATURES = len(FEATURES)
+
+# Defaults: english reproduces the product's published evaluation (man 100, king 160,
+# +3 per row advanced, +8 per back-row man, +6 per central king, trades and king
+# approach when ahead); the other terms start at 0 so the baseline is exact.
+_ENGLISH = {
+    "man": 100.0,
+    "king": 160.0,
+    "advance": 3.0,
+    "back_rank": 8.0,
+    "center_king": 6.0,
+    "trade_when_ahead": 4.0,
+    "king_approach_when_ahead": 2.0,
+}
+# Suicide: material is a liability and kings a burden; mobility matters (a side
+# without moves wins, so having few moves is good).
+_SUICIDE = {
+    "man": -100.0,
+    "king": -180.0,
+    "advance": 2.0,
+    "back_rank": -4.0,
+    "mobility": -6.0,
+    "trade_when_ahead": -4.0,
+}
+# Flying-king variants: a king is worth about three men.
+_FLYING_8X8 = {
+    "man": 100.0,
+    "king": 300.0,
+    "advance": 3.0,
+    "back_rank": 6.0,
+    "center_king": 4.0,
+    "trade_when_ahead": 4.0,
+    "king_approach_when_ahead": 1.0,
+    "mobility": 2.0,
+    "runaway": 40.0,
+    "balance": 2.0,
+    "main_diagonal_king": 25.0,
+}
+_INTERNATIONAL = dict(_FLYING_8X8, advance=2.0, back_rank=4.0)
+
+_DEFAULTS_BY_NAME = {
+    "english": _ENGLISH,
+    "suicide": _SUICIDE,
+    "brazilian": _FLYING_8X8,
+    "russian": _FLYING_8X8,
+    "international": _INTERNATIONAL,
+}
+
+
+def default_weights(variant: Variant) -> dict[str, float]:
+    """The starting weights of ``variant`` (every feature present; unnamed ones 0)."""
+    # Defaults are data keyed by variant name (a table, not rule code).
+    chosen = _DEFAULTS_BY_NAME.get(variant.name, _FLYING_8X8)
+    return {f.name: float(chosen.get(f.name, 0.0)) for f in FEATURES}
+
+
+def weight_vector(weights: dict[str, float]) -> npt.NDArray[np.float64]:
+    """Weights in feature order, as the kernel expects them."""
+    return np.array([float(weights[f.name]) for f in FEATURES], dtype=np.float64)

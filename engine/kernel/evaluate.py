@@ -1,0 +1,194 @@
+"""Scalar evaluation: a weighted sum of the features declared in engine.features.
+
+Each feature is computed White-minus-Black by one small inline function; the
+feature vector (for tests, tuning data) and the score (for the search) use the
+same functions, and the score skips every feature whose weight is zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from engine.kernel.bits import ONE, ZERO, lowest_bit, popcount
+from engine.kernel.movegen import count_quiet
+from engine.kernel.tables import (
+    M_CENTER,
+    M_LEFT_HALF,
+    M_MAIN_DIAGONAL,
+    M_PROMO_BLACK,
+    M_PROMO_WHITE,
+    R_SIZE,
+    R_START_PIECES,
+    T_COL,
+    T_CONE,
+    T_MASKS,
+    T_ROW,
+    T_ROWMASK,
+)
+
+F_MAN = 0
+F_KING = 1
+F_ADVANCE = 2
+F_BACK_RANK = 3
+F_CENTER_KING = 4
+F_TRADE = 5
+F_KING_APPROACH = 6
+F_MOBILITY = 7
+F_RUNAWAY = 8
+F_BALANCE = 9
+F_MAIN_DIAGONAL_KING = 10
+F_TEMPO = 11
+N_FEATURES = 12
+
+
+@njit(inline="always", cache=True)
+def _mask(tab: npt.NDArray[np.int64], m: int) -> np.uint64:
+    return np.uint64(tab[T_MASKS + m])
+
+
+@njit(inline="always", cache=True)
+def _advance(men: np.uint64, color: int, tab: npt.NDArray[np.int64]) -> int:
+    """Rows advanced from the own back row, summed over ``men``."""
+    size = tab[R_SIZE]
+    total = 0
+    for r in range(size):
+        c = popcount(men & np.uint64(tab[T_ROWMASK + r]))
+        if c:
+            total += c * ((size - 1 - r) if color == 0 else r)
+    return total
+
+
+@njit(inline="always", cache=True)
+def _most_advanced(men: np.uint64, color: int, tab: npt.NDArray[np.int64]) -> int:
+    """Rows advanced by the furthest man (0 without men)."""
+    size = tab[R_SIZE]
+    for k in range(size):
+        r = k if color == 0 else size - 1 - k
+        if (men & np.uint64(tab[T_ROWMASK + r])) != ZERO:
+            return size - 1 - k
+    return 0
+
+
+@njit(inline="always", cache=True)
+def _runaways(men: np.uint64, occupied: np.uint64, color: int, tab: npt.NDArray[np.int64]) -> int:
+    """Men with nothing in the cone of squares ahead of them."""
+    n = 0
+    rest = men
+    while rest != ZERO:
+        b = lowest_bit(rest)
+        rest &= rest - ONE
+        if (np.uint64(tab[T_CONE + color * 64 + b]) & occupied) == ZERO:
+            n += 1
+    return n
+
+
+@njit(inline="always", cache=True)
+def _approach(kings: np.uint64, targets: np.uint64, tab: npt.NDArray[np.int64]) -> int:
+    """Summed distance (max of row and column gaps) from each king to its nearest target."""
+    total = 0
+    rest = kings
+    while rest != ZERO:
+        k = lowest_bit(rest)
+        rest &= rest - ONE
+        kr = tab[T_ROW + k]
+        kc = tab[T_COL + k]
+        best = 1 << 30
+        others = targets
+        while others != ZERO:
+            t = lowest_bit(others)
+            others &= others - ONE
+            dist = max(abs(tab[T_ROW + t] - kr), abs(tab[T_COL + t] - kc))
+            if dist < best:
+                best = dist
+        if best < (1 << 30):
+            total += best
+    return total
+
+
+@njit(inline="always", cache=True)
+def _lead(white: np.uint64, black: np.uint64, kings: np.uint64) -> int:
+    """+1 if White leads in material (man 2, king 3), -1 if Black does, else 0."""
+    w = 2 * popcount(white & ~kings) + 3 * popcount(white & kings)
+    b = 2 * popcount(black & ~kings) + 3 * popcount(black & kings)
+    if w > b:
+        return 1
+    if b > w:
+        return -1
+    return 0
+
+
+@njit(inline="always", cache=True)
+def feature_value(
+    f: int, white: np.uint64, black: np.uint64, kings: np.uint64, tab: npt.NDArray[np.int64]
+) -> int:
+    """Feature ``f`` of the position, White minus Black."""
+    wm = white & ~kings
+    bm = black & ~kings
+    wk = white & kings
+    bk = black & kings
+    if f == F_MAN:
+        return popcount(wm) - popcount(bm)
+    if f == F_KING:
+        return popcount(wk) - popcount(bk)
+    if f == F_ADVANCE:
+        return _advance(wm, 0, tab) - _advance(bm, 1, tab)
+    if f == F_BACK_RANK:
+        # a man's own back row is the row where the opponent's men are crowned
+        return popcount(wm & _mask(tab, M_PROMO_BLACK)) - popcount(bm & _mask(tab, M_PROMO_WHITE))
+    if f == F_CENTER_KING:
+        centre = _mask(tab, M_CENTER)
+        return popcount(wk & centre) - popcount(bk & centre)
+    if f == F_TRADE:
+        lead = _lead(white, black, kings)
+        return lead * (tab[R_START_PIECES] - popcount(white | black))
+    if f == F_KING_APPROACH:
+        lead = _lead(white, black, kings)
+        if lead > 0:
+            return -_approach(wk, black, tab)
+        if lead < 0:
+            return _approach(bk, white, tab)
+        return 0
+    if f == F_MOBILITY:
+        empty = np.uint64(tab[T_MASKS]) & ~(white | black)
+        return count_quiet(white, kings, empty, 0, tab) - count_quiet(black, kings, empty, 1, tab)
+    if f == F_RUNAWAY:
+        occupied = white | black
+        return _runaways(wm, occupied, 0, tab) - _runaways(bm, occupied, 1, tab)
+    if f == F_BALANCE:
+        left = _mask(tab, M_LEFT_HALF)
+        w_gap = abs(popcount(wm & left) - popcount(wm & ~left))
+        b_gap = abs(popcount(bm & left) - popcount(bm & ~left))
+        return b_gap - w_gap
+    if f == F_MAIN_DIAGONAL_KING:
+        diagonal = _mask(tab, M_MAIN_DIAGONAL)
+        return popcount(wk & diagonal) - popcount(bk & diagonal)
+    if f == F_TEMPO:
+        return _most_advanced(wm, 0, tab) - _most_advanced(bm, 1, tab)
+    return 0
+
+
+@njit(cache=True)
+def features_into(
+    white: np.uint64, black: np.uint64, kings: np.uint64, tab: npt.NDArray[np.int64],
+    out: npt.NDArray[np.float64],
+) -> None:
+    """Write every feature (White minus Black) into ``out``."""
+    for f in range(N_FEATURES):
+        out[f] = feature_value(f, white, black, kings, tab)
+
+
+@njit(cache=True)
+def evaluate(
+    white: np.uint64, black: np.uint64, kings: np.uint64, side: int,
+    tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],
+) -> int:
+    """The score for the side to move: round(weights . features), sign-flipped for Black."""
+    total = 0.0
+    for f in range(N_FEATURES):
+        w = weights[f]
+        if w != 0.0:
+            total += w * feature_value(f, white, black, kings, tab)
+    score = int(np.round(total))
+    return score if side == 0 else -score
