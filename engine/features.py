@@ -47,7 +47,7 @@ FEATURES: tuple[Feature, ...] = (
         20.0,
     ),
     Feature("mobility", "non-capturing moves available", -30.0, 30.0),
-    Feature("runaway", "men with no piece anywhere in the cone in front of them (unstoppable)", -300.0, 300.0),
+    Feature("runaway", "men with no piece anywhere in the cone ahead of them (unstoppable)", -300.0, 300.0),
     Feature("balance", "minus the imbalance between men on the left and right halves", -30.0, 30.0),
     Feature("main_diagonal_king", "kings on the long (main) diagonal, key for flying kings", -100.0, 100.0),
     Feature("tempo", "rows advanced by the most advanced man (race towards the crown)", -30.0, 30.0),

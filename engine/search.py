@@ -16,6 +16,7 @@ from engine.kernel.search import (
     C_GEN,
     C_HASHES,
     C_HIST_BASE,
+    C_PV,
     C_QUIESCENCE,
     C_SIZE,
     C_TT_MASK,
@@ -65,9 +66,7 @@ class Searcher:
         self._weights = np.ascontiguousarray(weights, dtype=np.float64).copy()
         self._moves = np.zeros((MAX_PLY, MV_SIZE, SEARCH_MOVE_CAPACITY), dtype=np.int64)
         self._frames = new_scratch()
-        self._order = np.zeros((MAX_PLY, 2, SEARCH_MOVE_CAPACITY), dtype=np.int64)
         self._tt = np.zeros((1 << tt_log2, 4), dtype=np.int64)
-        self._pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
         self._ctx = np.zeros(C_SIZE, dtype=np.int64)
         self._ctx[C_BUDGET] = int(node_budget)
         self._ctx[C_QUIESCENCE] = 1 if quiescence else 0
@@ -97,14 +96,14 @@ class Searcher:
         n = search_root(np.uint64(position.white), np.uint64(position.black),
                         np.uint64(position.kings), int(position.side_to_move), int(quiet_plies), 0,
                         self.max_depth, bool(exact_root), self._tab, self._weights, self._moves,
-                        self._frames, self._order, self._tt, self._pv, self._ctx,
+                        self._frames, self._tt, self._ctx,
                         self._root_scores, self._result)
         if n < 0:
             raise RuntimeError("search move buffer overflow")
         root = tuple(_raw_move(self._moves[0, :, i]) for i in range(n))
         best_index, score, depth, nodes, pv_len = (int(x) for x in self._result)
         best = root[best_index] if best_index >= 0 else None
-        pv = self._replay_pv(position, [int(k) for k in self._pv[0, :pv_len]])
+        pv = self._replay_pv(position, [int(k) for k in self._ctx[C_PV : C_PV + pv_len]])
         return SearchResult(
             best=best,
             score=score,

@@ -74,7 +74,9 @@ MV_TO = 1
 MV_CAP = 2  # captured bitboard (bits < 64 of a non-negative int64)
 MV_PROMO = 3
 MV_PLEN = 4
-MV_PATH = 5  # MV_PATH .. MV_PATH + MAX_PATH - 1
+MV_ORDER = 5  # the search's move-ordering permutation (not written by the generator)
+MV_SCORE = 6  # the search's ordering score of the move in slot MV_ORDER
+MV_PATH = 7  # MV_PATH .. MV_PATH + MAX_PATH - 1
 MV_SIZE = MV_PATH + MAX_PATH
 
 
@@ -682,9 +684,11 @@ __all__ = [
     "MAX_PATH",
     "MV_CAP",
     "MV_FROM",
+    "MV_ORDER",
     "MV_PATH",
     "MV_PLEN",
     "MV_PROMO",
+    "MV_SCORE",
     "MV_SIZE",
     "MV_TO",
     "OVERFLOW",

@@ -21,7 +21,9 @@ from engine.kernel.evaluate import evaluate
 from engine.kernel.movegen import (
     MV_CAP,
     MV_FROM,
+    MV_ORDER,
     MV_PROMO,
+    MV_SCORE,
     MV_TO,
     generate,
     has_capture,
@@ -50,8 +52,10 @@ C_HISTORY = C_KILLERS + 2 * MAX_PLY  # [2 * 64 * 64] history scores by side, fro
 C_PVLEN = C_HISTORY + 2 * 64 * 64  # [MAX_PLY]
 C_HASHES = C_PVLEN + MAX_PLY  # [MAX_GAME_HISTORY + MAX_PLY] hash stack
 MAX_GAME_HISTORY = 512
-C_SIZE = C_HASHES + MAX_GAME_HISTORY + MAX_PLY
+C_PV = C_HASHES + MAX_GAME_HISTORY + MAX_PLY  # [MAX_PLY * MAX_PLY] triangular PV: ply * MAX_PLY + i
+C_SIZE = C_PV + MAX_PLY * MAX_PLY
 
+TT_MIN_DEPTH = 2
 TT_EXACT = 1
 TT_LOWER = 2
 TT_UPPER = 3
@@ -63,7 +67,7 @@ _A2 = types.Array(types.int64, 2, "C")
 _A3 = types.Array(types.int64, 3, "C")
 _F1 = types.Array(types.float64, 1, "C")
 _NEGAMAX_SIG = _I64(_U64, _U64, _U64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64,
-                    _A1, _F1, _A3, _A2, _A3, _A2, _A2, _A1)
+                    _A1, _F1, _A3, _A2, _A2, _A1)
 
 
 @njit(cache=True)
@@ -136,7 +140,7 @@ def _mate_from_tt(score: int, ply: int) -> int:
 
 @njit(inline="always", cache=True)
 def _order_moves(n: int, ply: int, side: int, tt_move: int, moves: npt.NDArray[np.int64],
-                 order: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64]) -> None:
+                 ctx: npt.NDArray[np.int64]) -> None:
     """Give each move an ordering score: TT move, bigger captures, killers, history."""
     k0 = ctx[C_KILLERS + 2 * ply]
     k1 = ctx[C_KILLERS + 2 * ply + 1]
@@ -151,23 +155,23 @@ def _order_moves(n: int, ply: int, side: int, tt_move: int, moves: npt.NDArray[n
         else:
             s = ctx[C_HISTORY + (side * 64 + moves[ply, MV_FROM, i]) * 64 + moves[ply, MV_TO, i]]
         s += popcount(np.uint64(moves[ply, MV_CAP, i])) << 52
-        order[ply, 0, i] = i
-        order[ply, 1, i] = s
+        moves[ply, MV_ORDER, i] = i
+        moves[ply, MV_SCORE, i] = s
 
 
 @njit(inline="always", cache=True)
-def _pick(i: int, n: int, ply: int, order: npt.NDArray[np.int64]) -> int:
+def _pick(i: int, n: int, ply: int, moves: npt.NDArray[np.int64]) -> int:
     """Selection step: bring the best-scored remaining move to slot ``i``."""
     best = i
     for j in range(i + 1, n):
-        if order[ply, 1, j] > order[ply, 1, best]:
+        if moves[ply, MV_SCORE, j] > moves[ply, MV_SCORE, best]:
             best = j
     if best != i:
-        for row in range(2):
-            tmp = order[ply, row, i]
-            order[ply, row, i] = order[ply, row, best]
-            order[ply, row, best] = tmp
-    return order[ply, 0, i]
+        for row in (MV_ORDER, MV_SCORE):
+            tmp = moves[ply, row, i]
+            moves[ply, row, i] = moves[ply, row, best]
+            moves[ply, row, best] = tmp
+    return moves[ply, MV_ORDER, i]
 
 
 @njit(_NEGAMAX_SIG, cache=True)
@@ -175,8 +179,7 @@ def _negamax(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, h: int, depth: int, ply: int,
     alpha: int, beta: int, quiet: int, irrev: int,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
-    frames: npt.NDArray[np.int64], order: npt.NDArray[np.int64], tt: npt.NDArray[np.int64],
-    pv: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
+    frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
 ) -> int:
     """Score of a position for the side to move within (alpha, beta).
 
@@ -207,7 +210,10 @@ def _negamax(
         return evaluate(white, black, kings, side, tab, weights)
     tt_move = -1
     slot = h & ctx[C_TT_MASK]
-    if not in_quiescence and tt[slot, 0] == h and (tt[slot, 3] >> 20) == ctx[C_GEN]:
+    # Nodes one ply above the leaves gain little from the table but pay a cache
+    # miss for it, so the table is used from depth 2 up.
+    use_tt = depth >= TT_MIN_DEPTH
+    if use_tt and tt[slot, 0] == h and (tt[slot, 3] >> 20) == ctx[C_GEN]:
         tt_move = tt[slot, 1]
         tt_depth = (tt[slot, 3] >> 2) & 0x3FFFF
         if tt_depth >= depth:
@@ -222,13 +228,13 @@ def _negamax(
         return 0
     if n == 0:
         return (MATE - ply) if tab[R_INVERTED] != 0 else -(MATE - ply)
-    _order_moves(n, ply, side, tt_move, moves, order, ctx)
+    _order_moves(n, ply, side, tt_move, moves, ctx)
     own = white if side == 0 else black
     best = -INF
     best_key = -1
     alpha0 = alpha
     for i in range(n):
-        m = _pick(i, n, ply, order)
+        m = _pick(i, n, ply, moves)
         frm = moves[ply, MV_FROM, m]
         to = moves[ply, MV_TO, m]
         cap = moves[ply, MV_CAP, m]
@@ -240,13 +246,13 @@ def _negamax(
         child_irrev = idx + 1 if resets else irrev
         if i == 0 or in_quiescence:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                              child_irrev, tab, weights, moves, frames, order, tt, pv, ctx)
+                              child_irrev, tab, weights, moves, frames, tt, ctx)
         else:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -alpha - 1, -alpha, child_quiet,
-                              child_irrev, tab, weights, moves, frames, order, tt, pv, ctx)
+                              child_irrev, tab, weights, moves, frames, tt, ctx)
             if alpha < score < beta and ctx[C_ABORT] == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                                  child_irrev, tab, weights, moves, frames, order, tt, pv, ctx)
+                                  child_irrev, tab, weights, moves, frames, tt, ctx)
         if ctx[C_ABORT] != 0:
             return 0
         if score > best:
@@ -254,10 +260,10 @@ def _negamax(
             best_key = move_key(frm, to, cap)
             if score > alpha:
                 alpha = score
-                pv[ply, ply] = best_key
+                ctx[C_PV + ply * MAX_PLY + ply] = best_key
                 child_len = ctx[C_PVLEN + ply + 1]
                 for q in range(ply + 1, child_len):
-                    pv[ply, q] = pv[ply + 1, q]
+                    ctx[C_PV + ply * MAX_PLY + q] = ctx[C_PV + (ply + 1) * MAX_PLY + q]
                 ctx[C_PVLEN + ply] = max(child_len, ply + 1)
                 if alpha >= beta:
                     if cap == 0:
@@ -266,7 +272,7 @@ def _negamax(
                             ctx[C_KILLERS + 2 * ply] = best_key
                         ctx[C_HISTORY + (side * 64 + frm) * 64 + to] += depth * depth
                     break
-    if not in_quiescence:
+    if use_tt:
         if best >= beta:
             flag = TT_LOWER
         elif best > alpha0:
@@ -285,8 +291,7 @@ def search_root(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, quiet: int, irrev: int,
     max_depth: int, exact_root: bool,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
-    frames: npt.NDArray[np.int64], order: npt.NDArray[np.int64], tt: npt.NDArray[np.int64],
-    pv: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
+    frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
     root_scores: npt.NDArray[np.int64], result: npt.NDArray[np.int64],
 ) -> int:
     """Iterative deepening from the root; returns the number of root moves (-1: overflow).
@@ -294,7 +299,7 @@ def search_root(
     ``result`` gets (best root index, score, completed depth, nodes, pv length);
     ``root_scores[i]`` the score of root move ``i`` in the last completed
     iteration (exact when ``exact_root``, otherwise bounds except for the best);
-    the principal variation's move keys are ``pv[0, :pv length]``.
+    the principal variation's move keys are ``ctx[C_PV : C_PV + pv length]``.
     """
     ctx[C_NODES] = 0
     ctx[C_ABORT] = 0
@@ -344,14 +349,14 @@ def search_root(
             child_irrev = idx + 1 if resets else irrev
             if exact_root or r == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, INF if exact_root else -alpha,
-                                  child_quiet, child_irrev, tab, weights, moves, frames, order, tt,
-                                  pv, ctx)
+                                  child_quiet, child_irrev, tab, weights, moves, frames, tt,
+                                  ctx)
             else:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -alpha - 1, -alpha, child_quiet,
-                                  child_irrev, tab, weights, moves, frames, order, tt, pv, ctx)
+                                  child_irrev, tab, weights, moves, frames, tt, ctx)
                 if score > alpha and ctx[C_ABORT] == 0:
                     score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, -alpha, child_quiet,
-                                      child_irrev, tab, weights, moves, frames, order, tt, pv, ctx)
+                                      child_irrev, tab, weights, moves, frames, tt, ctx)
             if ctx[C_ABORT] != 0:
                 break
             iter_scores[m] = score
@@ -363,7 +368,7 @@ def search_root(
                 best_pv[0] = move_key(frm, to, cap)
                 child_len = ctx[C_PVLEN + 1]
                 for q in range(1, child_len):
-                    best_pv[q] = pv[1, q]
+                    best_pv[q] = ctx[C_PV + MAX_PLY + q]
                 pv_len = max(child_len, 1)
         if ctx[C_ABORT] != 0:
             break
@@ -372,7 +377,7 @@ def search_root(
         result[2] = depth
         result[4] = pv_len
         for q in range(pv_len):
-            pv[0, q] = best_pv[q]
+            ctx[C_PV + q] = best_pv[q]
         for i in range(n):
             root_scores[i] = iter_scores[i]
         # next iteration tries the best moves first (stable for equal scores)

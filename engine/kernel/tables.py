@@ -62,7 +62,11 @@ T_ROWMASK = T_COL + 64  # [10] bitboard of each row
 T_CONE = T_ROWMASK + 10  # [2 * 64] squares ahead of a man: index color * 64 + bit
 # [4 * 64 + 1] Zobrist keys: (white man, white king, black man, black king) * 64 + bit; last: side
 T_ZOBRIST = T_CONE + 2 * 64
-T_SIZE = T_ZOBRIST + 4 * 64 + 1
+# [2 * 4] bit planes of "rows advanced": plane k of colour c holds the squares
+# where a man of c has advanced r rows with bit k of r set, so the total advance
+# of a set of men is sum(2**k * popcount(men & plane_k)).
+T_ADVANCE_PLANES = T_ZOBRIST + 4 * 64 + 1
+T_SIZE = T_ADVANCE_PLANES + 8
 
 ZOBRIST_SEED = 20261129  # fixed: hashes must be identical in every process
 
@@ -136,6 +140,13 @@ def kernel_tables(variant: Variant) -> KernelTables:
                 if (rows[t] - rows[sq]) * ahead > 0 and abs(cols[t] - cols[sq]) <= abs(rows[t] - rows[sq])
             ]
             packed[T_CONE + color * 64 + b] = geo.mask_of(cone)
+    for color in (0, 1):
+        for k in range(4):
+            plane = [
+                sq for sq in range(geo.squares)
+                if ((geo.size - 1 - rows[sq]) if color == 0 else rows[sq]) >> k & 1
+            ]
+            packed[T_ADVANCE_PLANES + color * 4 + k] = geo.mask_of(plane)
     rng = np.random.default_rng(ZOBRIST_SEED)
     packed[T_ZOBRIST : T_ZOBRIST + 4 * 64 + 1] = rng.integers(1, 2**62, size=4 * 64 + 1, dtype=np.int64)
     for a in (rules, masks, deltas, packed):

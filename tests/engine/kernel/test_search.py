@@ -95,10 +95,11 @@ def test_search_is_deterministic_across_reuse() -> None:
 def test_no_legal_move_is_a_loss_or_a_suicide_win() -> None:
     for name, sign in (("english", -1), ("suicide", 1)):
         variant = get_variant(name)
-        geo_pos = Position(white=0, black=1 << 0, kings=0, side_to_move=initial_position(variant).side_to_move)
-        position = Position(white=geo_pos.white, black=geo_pos.black, kings=0,
-                            side_to_move=geo_pos.side_to_move.opponent)  # white to move, no pieces
-        result = Searcher(variant, weight_vector(default_weights(variant)), 3, 1000, True, 10).search(position)
+        from engine.variants import Color
+
+        position = Position(white=0, black=1, kings=0, side_to_move=Color.WHITE)  # White has no piece
+        searcher = Searcher(variant, weight_vector(default_weights(variant)), 3, 1000, True, 10)
+        result = searcher.search(position)
         assert result.best is None
         assert np.sign(result.score) == sign
 
