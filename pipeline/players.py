@@ -1,0 +1,167 @@
+"""Player specs: who plays a game, as a short string, and the players they build.
+
+Spec grammar (also what configs and ``--a``/``--b`` accept):
+
+- ``random``           uniform choice over ``board.legal_moves`` (a real, if weak, player);
+- ``LEVEL``            a level of the engine's shipped profile for the game's variant (``easy``, ``hard``);
+- ``FILE.json:LEVEL``  a level of a profile file (for candidates during tuning).
+
+The match runner only needs :class:`Player`: ``choose_move(board) -> ChosenMove``. Engine
+players are built through :mod:`engine.player`, imported lazily so that the pipeline works with
+random players before (or without) the search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from engine.board import Board
+    from engine.move import Move
+
+
+class PlayerSpecError(ValueError):
+    """A player spec that cannot be parsed or built."""
+
+
+@dataclass(frozen=True)
+class ChosenMove:
+    """A player's decision plus what it cost (for the game record)."""
+
+    move: Move
+    score: float | None = None
+    depth: int = 0
+    nodes: int = 0
+
+
+class Player(Protocol):
+    """What the match runner plays with."""
+
+    player_id: str
+    profile_hash: str
+
+    def choose_move(self, board: Board) -> ChosenMove: ...
+
+
+_LEVEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A parsed spec: ``kind`` is 'random', 'level' or 'file'."""
+
+    kind: str
+    level: str | None = None
+    path: str | None = None
+
+    @property
+    def player_id(self) -> str:
+        """Canonical spec text, used as the player's id in game records."""
+        if self.kind == "random":
+            return "random"
+        if self.kind == "level":
+            return str(self.level)
+        return f"{self.path}:{self.level}"
+
+
+def parse_player_spec(text: str) -> PlayerSpec:
+    """Parse ``random`` | ``LEVEL`` | ``FILE.json:LEVEL``; PlayerSpecError quoting bad input."""
+    if not isinstance(text, str) or not text.strip():
+        raise PlayerSpecError(f"invalid player spec {text!r}: expected 'random', LEVEL or FILE.json:LEVEL")
+    spec = text.strip()
+    if spec.lower() == "random":
+        return PlayerSpec("random")
+    if ":" in spec:
+        path, _, level = spec.rpartition(":")
+        if not path.endswith(".json") or not _LEVEL_RE.match(level):
+            raise PlayerSpecError(f"invalid player spec {text!r}: expected FILE.json:LEVEL")
+        return PlayerSpec("file", level=level, path=path)
+    if _LEVEL_RE.match(spec) and not spec.endswith(".json"):
+        return PlayerSpec("level", level=spec)
+    raise PlayerSpecError(f"invalid player spec {text!r}: expected 'random', LEVEL or FILE.json:LEVEL")
+
+
+class RandomPlayer:
+    """Plays a uniformly random legal move; deterministic for a given seed."""
+
+    profile_hash = hashlib.sha256(b"random-player-v1").hexdigest()[:16]
+
+    def __init__(self, seed: int, player_id: str = "random") -> None:
+        self.player_id = player_id
+        self._rng = np.random.default_rng(seed)
+
+    def choose_move(self, board: Board) -> ChosenMove:
+        moves = board.legal_moves
+        if not moves:
+            raise ValueError(f"no legal move to choose in {board.fen()!r}")
+        return ChosenMove(move=moves[int(self._rng.integers(len(moves)))], nodes=len(moves))
+
+
+class EngineLevelPlayer:
+    """Adapter over ``engine.player.Player``: its SearchResult becomes a ChosenMove."""
+
+    def __init__(self, engine_player: Any, player_id: str, profile_hash: str) -> None:
+        self._player = engine_player
+        self.player_id = player_id
+        self.profile_hash = profile_hash
+
+    def choose_move(self, board: Board) -> ChosenMove:
+        result = self._player.choose_move(board)
+        score = getattr(result, "score", None)
+        return ChosenMove(
+            move=result.move,
+            score=None if score is None else float(score),
+            depth=int(getattr(result, "depth", 0) or 0),
+            nodes=int(getattr(result, "nodes", 0) or 0),
+        )
+
+
+def make_player(spec: str | PlayerSpec, variant: str, seed: int) -> Player:
+    """Build the player a spec names, for ``variant``, seeded with ``seed``."""
+    parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)
+    if parsed.kind == "random":
+        return RandomPlayer(seed)
+    return _make_engine_player(parsed, variant, seed)
+
+
+def _make_engine_player(spec: PlayerSpec, variant: str, seed: int) -> Player:
+    """Lazily import the engine's search player; its level comes from the profile loader."""
+    try:
+        from engine import player as engine_player
+    except ImportError as err:
+        raise PlayerSpecError(
+            f"player spec {spec.player_id!r} needs the engine's level players "
+            f"(engine.player / engine.profile), which are not available: {err}"
+        ) from None
+    level = _load_level(variant, str(spec.level), spec.path)
+    return EngineLevelPlayer(engine_player.Player(level, seed=seed), spec.player_id, _profile_hash(level))
+
+
+@lru_cache(maxsize=64)
+def _load_level(variant: str, level: str, path: str | None) -> Any:
+    """One level of the shipped profile (``path`` None) or of a profile file; cached per process."""
+    from engine import profile as engine_profile
+
+    try:
+        return engine_profile.load_level(variant, level, path=path)
+    except (OSError, ValueError) as err:
+        where = "the shipped profile" if path is None else path
+        raise PlayerSpecError(f"player spec {level if path is None else f'{path}:{level}'!r} "
+                              f"({where}, {variant}): {err}") from None
+
+
+def _profile_hash(level: Any) -> str:
+    """The profile level's own hash if it has one, else a hash of its repr."""
+    for attr in ("profile_hash", "hash", "signature"):
+        value = getattr(level, attr, None)
+        if callable(value):
+            value = value()
+        if isinstance(value, str) and value:
+            return value
+    return hashlib.sha256(repr(level).encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,101 @@
+"""Strict run-config validation and the config hash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import ConfigError, describe_sections, load_config, parse_config
+
+from .conftest import SMOKE
+
+BASE = {
+    "run": {"name": "t", "seed": 3},
+    "selfplay": {"variant": "english", "player_a": "random", "player_b": "random", "games": 8},
+}
+
+
+def _with(section: str, **values: object) -> dict:
+    raw = {k: dict(v) for k, v in BASE.items()}
+    raw.setdefault(section, {}).update(values)
+    return raw
+
+
+def test_smoke_config_loads() -> None:
+    config = load_config(SMOKE)
+    assert config.selfplay.games == 40 and config.selfplay.batch_size == 10
+    assert config.run_id.startswith("smoke-") and len(config.run_id) == len("smoke-") + 12
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({**BASE, "tune": {}}, "unknown section [tune]"),
+        (_with("selfplay", gmaes=4), "selfplay.gmaes"),
+        (_with("selfplay", games="40"), "selfplay.games = '40': expected int"),
+        (_with("selfplay", games=True), "selfplay.games = True: expected int"),
+        (_with("selfplay", games=7), "selfplay.games = 7: must be a positive even number"),
+        (_with("selfplay", batch_size=0), "selfplay.batch_size = 0"),
+        (_with("selfplay", ply_cap=-5), "selfplay.ply_cap = -5: must be in"),
+        (_with("selfplay", variant="chess"), "selfplay.variant = 'chess'"),
+        (_with("selfplay", player_a="bogus spec"), "selfplay.player_a = 'bogus spec'"),
+        (_with("run", seed=-1), "run.seed = -1: must be >= 0"),
+        (_with("run", name="a/b"), "run.name = 'a/b'"),
+        (_with("ray", num_cpus=0), "ray.num_cpus = 0: must be >= 1"),
+        (_with("ray", address=3), "ray.address = 3: expected str"),
+        ({"run": {"name": "t"}, "selfplay": {"variant": "english"}},
+         "missing required key selfplay.player_a"),
+        ({"run": [1, 2]}, "[run] must be a table"),
+    ],
+)
+def test_invalid_configs_name_key_and_value(raw: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, source="x.toml")
+    assert needle in str(err.value)
+    assert str(err.value).startswith("x.toml: ")
+    assert isinstance(err.value, ValueError)
+
+
+def test_file_errors_name_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[run\nname = 1\n")
+    with pytest.raises(ConfigError, match=r"bad\.toml: invalid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match=r"missing\.toml: cannot read config"):
+        load_config(tmp_path / "missing.toml")
+    typo = tmp_path / "typo.toml"
+    typo.write_text(
+        '[selfplay]\nvariant = "english"\nplayer_a = "random"\nplayer_b = "random"\ngames = 4\nseeed = 1\n'
+    )
+    with pytest.raises(ConfigError, match=r"typo\.toml: unknown key selfplay\.seeed = 1"):
+        load_config(typo)
+
+
+def test_hash_is_stable_and_ignores_where_and_how() -> None:
+    a = parse_config(BASE)
+    assert a.config_hash() == parse_config(BASE).config_hash()
+    moved = parse_config(_with("run", output_root="/elsewhere"))
+    on_cluster = parse_config(_with("ray", address="127.0.0.2:6379", num_cpus=4))
+    more_in_flight = parse_config(_with("selfplay", max_in_flight=9))
+    assert a.run_id == moved.run_id == on_cluster.run_id == more_in_flight.run_id
+    assert a.run_id != parse_config(_with("run", seed=4)).run_id
+    assert a.run_id != parse_config(_with("selfplay", batch_size=4)).run_id
+    named = parse_config(_with("run", id="my-run"))
+    assert named.run_id == "my-run" and named.config_hash() == a.config_hash()
+
+
+def test_config_is_frozen_and_replace_validates() -> None:
+    config = parse_config(BASE)
+    with pytest.raises(AttributeError):
+        config.selfplay.games = 10  # type: ignore[misc]
+    with pytest.raises(ConfigError, match=r"selfplay\.games = 3"):
+        config.replace("selfplay", games=3)
+    with pytest.raises(ConfigError, match=r"missing section \[tune\]"):
+        config.section("tune")
+
+
+def test_describe_sections_lists_every_key() -> None:
+    table = describe_sections()
+    for key in ("run.seed", "selfplay.batch_size", "ray.address", "selfplay.max_in_flight"):
+        assert f"| {key} |" in table

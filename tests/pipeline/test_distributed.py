@@ -1,0 +1,84 @@
+"""Ray fan-out on a private local Ray: same games as in-process, a SIGKILLed worker (slow)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import RunConfig
+from pipeline.distributed import InProcessExecutor, RayExecutor, RayOptions
+from pipeline.records import TIMING_COLUMNS
+from pipeline.selfplay import run_selfplay
+from pipeline.storage import read_games
+
+from .ray_helpers import pid_reporting_batch
+
+pytestmark = pytest.mark.slow
+
+LOCAL = RayOptions(num_cpus=2, node_ip_address="127.0.0.2", max_in_flight=3)
+
+
+@pytest.fixture(scope="module")
+def ray_session() -> Iterator[RayExecutor]:
+    """One private local Ray for the module (starting Ray costs seconds here)."""
+    executor = RayExecutor(LOCAL)
+    yield executor
+    executor.close()
+
+
+def test_ray_run_equals_in_process_run(
+    ray_session: RayExecutor, smoke_config: RunConfig, tmp_path: Path
+) -> None:
+    executor = RayExecutor(LOCAL)  # joins the module's session instead of starting another
+    summary = run_selfplay(smoke_config, executor)
+    assert summary.games_played == 40 and executor.batches_by_node == {"127.0.0.2": 4}
+    local = smoke_config.replace("run", output_root=str(tmp_path / "local"))
+    run_selfplay(local, InProcessExecutor())
+    a = read_games(smoke_config.run.output_root, smoke_config.run_id)
+    b = read_games(local.run.output_root, local.run_id)
+    keep = [c for c in a.column_names if c not in TIMING_COLUMNS]
+    assert a.num_rows == 40 and a.select(keep).equals(b.select(keep))
+
+
+def test_sigkilled_worker_is_retried_without_loss_or_duplicates(
+    ray_session: RayExecutor, smoke_config: RunConfig, tmp_path: Path
+) -> None:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    config = smoke_config.replace("selfplay", games=80)
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            files = sorted(pid_dir.iterdir())
+            if files:
+                pid = int(files[0].name.split("-")[1])
+                assert pid != os.getpid()  # a worker, never the driver
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    executor = RayExecutor(LOCAL, batch_fn=functools.partial(pid_reporting_batch, str(pid_dir), 1.0))
+    summary = run_selfplay(config, executor)
+    killer.join()
+    assert killed, "no worker was killed"
+    games = read_games(config.run.output_root, config.run_id)
+    ids = games.column("game_id").to_pylist()
+    assert games.num_rows == 80 and sorted(ids) == list(range(80))
+    assert summary.games_played == 80
+    starts: dict[str, set[str]] = {}
+    for f in pid_dir.iterdir():
+        batch, pid = f.name.split("-")
+        starts.setdefault(batch, set()).add(pid)
+    assert any(len(pids) > 1 for pids in starts.values()), "the killed batch was not retried"
