@@ -1,0 +1,108 @@
+"""Bench: fixed positions searched to fixed depths; the total node count is the SIGNATURE.
+
+As in Stockfish, the signature changes only when search behaviour changes (move ordering,
+pruning, evaluation, rules), never with the machine's speed, so it goes into a profile's
+provenance and into commit messages. Every position gets a fresh searcher with default
+weights, a fixed transposition table size, quiescence on, no weakening and a node budget
+that never binds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import DraughtsError
+from engine.features import default_weights, weight_vector
+from engine.params import PARAM_INDEX
+
+BENCH_TT_LOG2 = 16
+BENCH_NODE_BUDGET = int(PARAM_INDEX["node_budget"].high)  # high enough never to bind here
+MAX_BENCH_DEPTH = int(PARAM_INDEX["max_depth"].high)
+
+
+@dataclass(frozen=True)
+class BenchPosition:
+    """One bench entry: a variant, a FEN and the depth it is searched to."""
+
+    variant: str
+    fen: str
+    depth: int
+    note: str
+
+
+BENCH_POSITIONS: tuple[BenchPosition, ...] = (
+    BenchPosition("english", "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12", 13,
+                  "start"),
+    BenchPosition("english", "B:W13,19,20,21,25,26,27,28,29,30,31,32:B1,2,3,5,6,7,8,9,10,11,12,18", 13,
+                  "Old Fourteenth: 11-15 23-19 8-11 22-17 4-8 17-13 15-18 24-20"),
+    BenchPosition("english", "B:W18,21,22,23,24,26,27,28,30,31,32:B1,2,3,5,6,7,8,9,10,11,12", 13,
+                  "Single Corner: 11-15 22-18 15x22 25x18 8-11 29-25 4-8 25-22"),
+    BenchPosition("english", "B:W19,21,23,24,25,26,27,29,30,31,32:B1,2,3,4,6,7,8,12,13,14,16", 12,
+                  "Double Corner: 9-13 22-18 10-14 18x9 5x14 24-19 11-16 28-24"),
+    BenchPosition("english", "W:WK19,K24,27,30:BK1,5,6,K12", 14, "kings endgame, White to move"),
+    BenchPosition("suicide", "B:W17,20,22,23,24,25,26,29,30,31,32:B1,2,3,4,5,6,7,8,11,13,16", 15,
+                  "opening after 8 plies"),
+    BenchPosition("brazilian", "W:W18,21,22,25,28,29,30,31,32:B1,2,3,4,5,8,9,10,12", 12,
+                  "after an exchange-rich opening"),
+    BenchPosition("russian", "B:W17,21,22,23,24,27,28,29,30,31,32:B1,2,3,4,5,8,10,11,12,13,14", 12,
+                  "opening after 10 plies"),
+    BenchPosition("international",
+                  "W:W25,31,32,33,35,36,37,40,41,42,43,44,45,46,47,48,49,50:"
+                  "B1,2,3,4,5,6,7,8,9,10,12,13,14,16,17,18,21,24", 10,
+                  "10x10 opening after 12 plies"),
+)
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """The search of one bench position."""
+
+    variant: str
+    fen: str
+    depth: int
+    nodes: int
+    seconds: float
+    score: int
+    best: str | None  # PDN text of the best move
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """All rows plus the totals; ``nodes`` is the signature."""
+
+    rows: tuple[BenchRow, ...]
+    nodes: int
+    seconds: float
+
+    @property
+    def signature(self) -> int:
+        return self.nodes
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+
+def _bench_one(entry: BenchPosition, depth: int) -> BenchRow:
+    from engine.board import Board
+    from engine.player import find_move
+    from engine.search import Searcher
+
+    board = Board(entry.variant, entry.fen)
+    variant = board.variant
+    searcher = Searcher(variant, weight_vector(default_weights(variant)), depth, BENCH_NODE_BUDGET,
+                        True, BENCH_TT_LOG2)
+    result = searcher.search(board.position)
+    move = None if result.best is None else find_move(board, result.best, variant.distinct_capture_orders)
+    return BenchRow(variant.name, entry.fen, depth, result.nodes, result.seconds, result.score,
+                    None if move is None else move.pdn)
+
+
+def run_bench(depth: int | None = None) -> BenchResult:
+    """Search every bench position (to ``depth`` if given, else its own depth) and total the nodes."""
+    if depth is not None and (isinstance(depth, bool) or not 1 <= depth <= MAX_BENCH_DEPTH):
+        raise DraughtsError(f"bench depth must be 1..{MAX_BENCH_DEPTH}, got {depth!r}")
+    _bench_one(BENCH_POSITIONS[0], 1)  # warm-up: load or compile the kernel outside the timing
+    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth) for entry in BENCH_POSITIONS)
+    seconds = sum(row.seconds for row in rows)
+    return BenchResult(rows, sum(row.nodes for row in rows), seconds)
