@@ -16,7 +16,7 @@ White sits at the bottom and moves up; Black sits at the top and moves down.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -104,7 +104,9 @@ def _build(size: int) -> Geometry:
         board_mask |= 1 << int(b)
     deltas = (-(per_row + 1), -per_row, per_row, per_row + 1)
     step_rc = ((-1, -1), (-1, 1), (1, -1), (1, 1))
-    coord_to_bit = {(int(r), int(c)): int(bit_of_square[s]) for s, (r, c) in enumerate(zip(rows, cols))}
+    coord_to_bit = {
+        (int(r), int(c)): int(bit_of_square[s]) for s, (r, c) in enumerate(zip(rows, cols, strict=True))
+    }
     neighbour = np.full((4, 64), -1, dtype=np.int64)
     ray = np.full((4, 64, size), -1, dtype=np.int64)
     ray_length = np.zeros((4, 64), dtype=np.int64)
@@ -144,7 +146,7 @@ def _build(size: int) -> Geometry:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def geometry_for_size(size: int) -> Geometry:
     if size not in (8, 10):
         raise ValueError(f"unsupported board size {size!r}; supported: 8, 10")

@@ -25,4 +25,4 @@ def _kernel_cache_dir() -> Path:
     return Path(base) / f"numba-{digest.hexdigest()[:16]}"
 
 
-numba.config.CACHE_DIR = str(_kernel_cache_dir())
+numba.config.CACHE_DIR = str(_kernel_cache_dir())  # type: ignore[attr-defined]

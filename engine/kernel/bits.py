@@ -31,13 +31,13 @@ def _ctpop(typingctx: Any, x: Any) -> Any:
 @njit(inline="always", cache=True)
 def popcount(x: np.uint64) -> int:
     """Number of set bits (as int64: a uint64 result would wrap on subtraction)."""
-    return np.int64(_ctpop(np.uint64(x)))
+    return np.int64(_ctpop(np.uint64(x)))  # type: ignore[call-arg, return-value]
 
 
 @njit(inline="always", cache=True)
 def lowest_bit(x: np.uint64) -> int:
     """Index of the lowest set bit (undefined for 0), as int64."""
-    return np.int64(trailing_zeros(np.uint64(x)))
+    return np.int64(trailing_zeros(np.uint64(x)))  # type: ignore[call-arg, return-value]
 
 
 @njit(inline="always", cache=True)

@@ -64,7 +64,7 @@ def _most_advanced(men: np.uint64, color: int, tab: npt.NDArray[np.int64]) -> in
     for k in range(size):
         r = k if color == 0 else size - 1 - k
         if (men & np.uint64(tab[T_ROWMASK + r])) != ZERO:
-            return size - 1 - k
+            return int(size - 1 - k)
     return 0
 
 
@@ -148,7 +148,7 @@ def _f_center_king(white: np.uint64, black: np.uint64, kings: np.uint64,
 
 @njit(inline="always", cache=True)
 def _f_trade(white: np.uint64, black: np.uint64, kings: np.uint64, tab: npt.NDArray[np.int64]) -> int:
-    return _lead(white, black, kings) * (tab[R_START_PIECES] - popcount(white | black))
+    return int(_lead(white, black, kings) * (tab[R_START_PIECES] - popcount(white | black)))
 
 
 @njit(inline="always", cache=True)

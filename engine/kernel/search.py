@@ -110,7 +110,7 @@ def child_hash(h: int, white: np.uint64, black: np.uint64, kings: np.uint64, sid
         rest &= rest - ONE
         kind = other + (1 if (kings & (ONE << np.uint64(b))) != ZERO else 0)
         h ^= tab[T_ZOBRIST + kind * 64 + b]
-    return h ^ tab[T_ZOBRIST + 4 * 64]
+    return int(h ^ tab[T_ZOBRIST + 4 * 64])
 
 
 @njit(inline="always", cache=True)
@@ -171,7 +171,7 @@ def _pick(i: int, n: int, ply: int, moves: npt.NDArray[np.int64]) -> int:
             tmp = moves[ply, row, i]
             moves[ply, row, i] = moves[ply, row, best]
             moves[ply, row, best] = tmp
-    return moves[ply, MV_ORDER, i]
+    return int(moves[ply, MV_ORDER, i])
 
 
 @njit(_NEGAMAX_SIG, cache=True)
