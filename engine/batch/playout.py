@@ -34,13 +34,13 @@ I8 = npt.NDArray[np.int8]
 
 
 class Termination(IntEnum):
-    """Why a game ended."""
+    """Why a game ended (names match :class:`engine.board.Termination`; values are int8 codes)."""
 
     ONGOING = 0  # never returned for a finished run
     NO_PIECES = 1  # side to move has no pieces left
     NO_MOVES = 2  # side to move has pieces but no legal move
-    REPETITION = 3  # threefold repetition (draw)
-    QUIET_LIMIT = 4  # quiet-ply limit reached (draw)
+    THREEFOLD_REPETITION = 3  # threefold repetition (draw)
+    QUIET_PLY_LIMIT = 4  # quiet-ply limit reached (draw)
     PLY_CAP = 5  # hard ply cap of the run (adjudicated draw)
 
 
@@ -88,7 +88,6 @@ class _Lockstep:
         self.track = track_repetition
         self.hist_len = variant.quiet_ply_limit + 2
         shape = (self.hist_len, n) if track_repetition else (0, 0)
-        self.hist_key = np.zeros(shape, dtype=np.uint64)
         self.hist_w = np.zeros(shape, dtype=np.uint64)
         self.hist_b = np.zeros(shape, dtype=np.uint64)
 
@@ -116,16 +115,14 @@ class _Lockstep:
         cand = cand[np.argsort(-self.quiet[cand], kind="stable")]  # longest windows first
         gid = self.ids[cand]
         w, b = self.pos.white[cand], self.pos.black[cand]
-        key = _key(w, b)
         q = self.quiet[cand]
         seen = np.zeros(len(cand), dtype=np.int64)
         for back in range(2, int(q[0]) + 1, 2):
             live = int(np.searchsorted(-q, -back, side="right"))  # rows with q >= back
             col = (self.ply - back) % self.hist_len
-            hit = np.flatnonzero(self.hist_key[col, gid[:live]] == key[:live])
+            hit = np.flatnonzero(self.hist_w[col, gid[:live]] == w[:live])
             if len(hit):
-                exact = (self.hist_w[col, gid[hit]] == w[hit]) & (self.hist_b[col, gid[hit]] == b[hit])
-                seen[hit] += exact
+                seen[hit] += self.hist_b[col, gid[hit]] == b[hit]
         out[cand] = seen >= 2
         return out
 
@@ -144,7 +141,6 @@ class _Lockstep:
         col = self.ply % self.hist_len
         gid = self.ids[rows]
         w, b = self.pos.white[rows], self.pos.black[rows]
-        self.hist_key[col, gid] = _key(w, b)
         self.hist_w[col, gid] = w
         self.hist_b[col, gid] = b
 
@@ -170,8 +166,8 @@ class _Lockstep:
                 self._finish(rows, term, res[rows])
         done = stuck.copy()
         for term, mask in (
-            (Termination.REPETITION, self._repeated()),
-            (Termination.QUIET_LIMIT, self.quiet >= v.quiet_ply_limit),
+            (Termination.THREEFOLD_REPETITION, self._repeated()),
+            (Termination.QUIET_PLY_LIMIT, self.quiet >= v.quiet_ply_limit),
             (Termination.PLY_CAP, np.full(len(self.ids), self.ply >= max_plies)),
         ):
             rows = np.flatnonzero(mask & ~done)
@@ -191,11 +187,6 @@ class _Lockstep:
         self.ids = self.ids[keep]
         self.ply += 1
         return chosen
-
-
-def _key(white: npt.NDArray[np.uint64], black: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """A 64-bit mix of two bitboards (collisions are re-checked exactly)."""
-    return white ^ (black * np.uint64(0x9E3779B97F4A7C15))
 
 
 def random_games(

@@ -125,8 +125,10 @@ def _record(
             n = 0
     if tab[R_DISTINCT_ORDERS] == 0:
         for i in range(n):
+            # equal start, end and captured set merge (FMJD), unless one order crowns
+            # the man and the other does not: those leave different positions
             if (moves[ply, MV_CAP, i] == np.int64(cap) and moves[ply, MV_FROM, i] == frm
-                    and moves[ply, MV_TO, i] == to):
+                    and moves[ply, MV_TO, i] == to and moves[ply, MV_PROMO, i] == promo):
                 frames[_S_ROW, _S_COUNT] = n
                 return
     if n >= moves.shape[2]:
