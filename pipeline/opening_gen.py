@@ -118,7 +118,8 @@ def write_deck(document: dict[str, Any], folder: Path = DATA_DIR) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.opening_gen", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pipeline.opening_gen",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("variant")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plies", type=int, default=3)
