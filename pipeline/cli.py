@@ -168,7 +168,7 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@command("match", "play a paired match between two players and report Elo with a 95 % CI", _match_args)
+@command("match", "play a paired match between two players and report Elo with a 95%% CI", _match_args)
 def _match(args: argparse.Namespace) -> int:
     from pipeline.config import parse_config
     from pipeline.distributed import RayOptions, make_executor
@@ -220,6 +220,8 @@ def _match(args: argparse.Namespace) -> int:
         )
     return EXIT_OK
 
+
+import pipeline.jobcli  # noqa: E402, F401 - registers run, ladder, tune, calibrate, export, report
 
 if __name__ == "__main__":
     raise SystemExit(main())

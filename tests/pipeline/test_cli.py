@@ -137,3 +137,14 @@ def test_module_entry_point_has_no_traceback(tmp_path: Path) -> None:
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0
+
+
+def test_every_verb_has_working_help() -> None:
+    """argparse formats help text with %, so a stray '%' in a help string crashes --help."""
+    from pipeline.cli import build_parser
+
+    parser = build_parser()
+    assert "selfplay" in parser.format_help()
+    for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
+        for sub in action.choices.values():
+            assert sub.format_help()
