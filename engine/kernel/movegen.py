@@ -572,57 +572,77 @@ def count_legal(
     board = np.uint64(tab[T_MASKS + M_BOARD])
     occupied = own | opp
     empty = board & ~occupied
-    jumpers = _short_jumpers(own, kings, opp, empty, side, tab)
     flying = tab[R_FLYING] != 0
+    own_kings = own & kings
     if flying:
-        rest = own & kings
+        rest = own_kings
         while rest != ZERO:
             sq = lowest_bit(rest)
             rest &= rest - ONE
             if _can_capture_from(sq, side, True, ZERO, occupied & ~bit(sq), opp, tab):
                 return generate(white, black, kings, side, tab, frames, moves, ply)
-    if jumpers == ZERO:
+    men = own & ~kings
+    short_kings = ZERO if flying else own_kings
+    men_backward = tab[R_MEN_BACKWARD] != 0
+    # Directions as constants (forward pair first) so every shift's sign is known.
+    f0 = 0 if side == 0 else 2
+    f1 = f0 + 1
+    b0 = 2 - f0
+    b1 = b0 + 1
+    a0 = abs(tab[T_DELTAS + 0])
+    a1 = abs(tab[T_DELTAS + 1])
+    af0 = a0 if f0 == 0 else a1  # |delta| of directions 0 and 3 is a0; of 1 and 2 it is a1
+    af1 = a1 if f0 == 0 else a0
+    men_f0 = step(step(men, f0, af0, board) & opp, f0, af0, board) & empty
+    men_f1 = step(step(men, f1, af1, board) & opp, f1, af1, board) & empty
+    men_b0 = ZERO
+    men_b1 = ZERO
+    if men_backward:
+        men_b0 = step(step(men, b0, af1, board) & opp, b0, af1, board) & empty
+        men_b1 = step(step(men, b1, af0, board) & opp, b1, af0, board) & empty
+    k0 = ZERO
+    k1 = ZERO
+    k2 = ZERO
+    k3 = ZERO
+    if short_kings != ZERO:
+        k0 = step(step(short_kings, 0, a0, board) & opp, 0, a0, board) & empty
+        k1 = step(step(short_kings, 1, a1, board) & opp, 1, a1, board) & empty
+        k2 = step(step(short_kings, 2, a1, board) & opp, 2, a1, board) & empty
+        k3 = step(step(short_kings, 3, a0, board) & opp, 3, a0, board) & empty
+    any_men = men_f0 | men_f1 | men_b0 | men_b1
+    any_kings = k0 | k1 | k2 | k3
+    if (any_men | any_kings) == ZERO:
         return count_quiet(own, kings, empty, side, tab)
     # Squares from which a short piece could jump again, per kind of piece. A
     # jump's own origin is empty after it leaves, but the only jump that could
     # land there goes back over the piece just taken, which is not allowed, so
     # the static ``empty`` gives the exact answer.
-    men_backward = tab[R_MEN_BACKWARD] != 0
-    promo_mode = tab[R_PROMO_MODE]
+    from0 = step(step(empty, 3, a0, board) & opp, 3, a0, board)  # can jump in direction 0
+    from1 = step(step(empty, 2, a1, board) & opp, 2, a1, board)
+    from2 = step(step(empty, 1, a1, board) & opp, 1, a1, board)
+    from3 = step(step(empty, 0, a0, board) & opp, 0, a0, board)
+    king_again = from0 | from1 | from2 | from3
+    if men_backward:
+        man_again = king_again
+    elif side == 0:
+        man_again = from0 | from1
+    else:
+        man_again = from2 | from3
+    if (any_kings & king_again) != ZERO:
+        return generate(white, black, kings, side, tab, frames, moves, ply)
     promo_row = promotion_mask(side, tab)
-    man_again = ZERO
-    king_again = ZERO
-    for d in range(4):
-        delta = tab[T_DELTAS + d]
-        amount = abs(delta)
-        from_here = step(step(empty, 3 - d, amount, board) & opp, 3 - d, amount, board)
-        king_again |= from_here
-        if men_backward or man_moves_in(d, side):
-            man_again |= from_here
-    men = own & ~kings
-    short_kings = ZERO if flying else own & kings
-    n = 0
-    for d in range(4):
-        delta = tab[T_DELTAS + d]
-        if men_backward or man_moves_in(d, side):
-            men_land = step(step(men, d, abs(delta), board) & opp, d, abs(delta), board) & empty
-        else:
-            men_land = ZERO
-        king_land = step(step(short_kings, d, abs(delta), board) & opp, d, abs(delta),
-                         board) & empty
-        if (king_land & king_again) != ZERO:
-            return generate(white, black, kings, side, tab, frames, moves, ply)
-        crowning = men_land & promo_row
-        if promo_mode == PROMO_STOP:
-            goes_on = (men_land & ~promo_row) & man_again
-        elif promo_mode == PROMO_CONTINUE_AS_KING:
-            goes_on = ((men_land & ~promo_row) & man_again) | crowning  # crowned: search as king
-        else:
-            goes_on = men_land & man_again
-        if goes_on != ZERO:
-            return generate(white, black, kings, side, tab, frames, moves, ply)
-        n += popcount(men_land) + popcount(king_land)
-    return n
+    promo_mode = tab[R_PROMO_MODE]
+    crowning = any_men & promo_row
+    if promo_mode == PROMO_STOP:
+        goes_on = (any_men & ~promo_row) & man_again
+    elif promo_mode == PROMO_CONTINUE_AS_KING:
+        goes_on = ((any_men & ~promo_row) & man_again) | crowning  # crowned: search as king
+    else:
+        goes_on = any_men & man_again
+    if goes_on != ZERO:
+        return generate(white, black, kings, side, tab, frames, moves, ply)
+    return (popcount(men_f0) + popcount(men_f1) + popcount(men_b0) + popcount(men_b1)
+            + popcount(k0) + popcount(k1) + popcount(k2) + popcount(k3))
 
 
 @njit(inline="always", cache=True)

@@ -1,0 +1,139 @@
+"""PNG plots of a tuning run (matplotlib, Agg backend: no display needed, safe on cluster nodes).
+
+- :func:`elo_ladder_plot`: players / levels with Elo and 95 % CI error bars, target Elo markers.
+- :func:`optimisation_history_plot`: objective value per trial and the best so far.
+- :func:`score_distribution_plot`: per level, how often each pair score (0, 0.5, ..., 2 points
+  out of a colour-swapped pair) occurred against the reference (product) engine.
+
+Each function writes one PNG (parent folders created) and returns its path; the tracker uploads
+them as artifacts. Figures are closed after saving, so long runs do not leak memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: never needs a display
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+DPI = 110
+PAIR_SCORES = (0.0, 0.5, 1.0, 1.5, 2.0)
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """One rung of the Elo ladder: a player or level with its Elo, 95 % CI and optional target."""
+
+    name: str
+    elo: float
+    ci_low: float
+    ci_high: float
+    target: float | None = None
+
+
+def _save(fig: Figure, path: str | Path) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png", dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
+def _finite(name: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"{name} = {value!r}: expected a finite number")
+    return float(value)
+
+
+def elo_ladder_plot(rows: Sequence[LadderRow], path: str | Path, title: str = "Elo ladder") -> Path:
+    """Horizontal ladder, strongest on top: Elo points with CI bars; targets as red diamonds."""
+    if not rows:
+        raise ValueError("elo_ladder_plot needs at least one row")
+    for r in rows:
+        for what, value in (("elo", r.elo), ("ci_low", r.ci_low), ("ci_high", r.ci_high)):
+            _finite(f"{r.name}.{what}", value)
+    ordered = sorted(rows, key=lambda r: r.elo)
+    y = np.arange(len(ordered))
+    elo = np.array([r.elo for r in ordered])
+    # a CI that does not contain its estimate (possible with bootstrap CIs) is drawn clipped
+    err = np.array([[max(0.0, r.elo - r.ci_low) for r in ordered],
+                    [max(0.0, r.ci_high - r.elo) for r in ordered]])
+    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.45 * len(ordered)))
+    ax.errorbar(elo, y, xerr=err, fmt="o", color="tab:blue", capsize=4, label="Elo, 95 % CI")
+    targets = [(i, r.target) for i, r in enumerate(ordered) if r.target is not None]
+    if targets:
+        ax.scatter([t for _, t in targets], [i for i, _ in targets], marker="D", color="tab:red", zorder=3,
+                   label="target")
+    for i, r in enumerate(ordered):
+        ax.annotate(f"{r.elo:+.0f}", (r.ci_high, i), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=8)
+    ax.set_yticks(y, [r.name for r in ordered])
+    ax.set_xlabel("Elo (relative to the anchor)")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return _save(fig, path)
+
+
+def optimisation_history_plot(
+    values: Sequence[float | None], path: str | Path, *, direction: str = "maximize",
+    title: str = "Optimisation history", ylabel: str = "objective",
+) -> Path:
+    """Objective per trial (None / NaN: failed trial, skipped) and the best-so-far line."""
+    if direction not in ("maximize", "minimize"):
+        raise ValueError(f"direction {direction!r}: expected 'maximize' or 'minimize'")
+    points = [(i, float(v)) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
+    if not points:
+        raise ValueError("optimisation_history_plot needs at least one finite value")
+    x = np.array([p[0] for p in points])
+    v = np.array([p[1] for p in points])
+    best = np.maximum.accumulate(v) if direction == "maximize" else np.minimum.accumulate(v)
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    ax.scatter(x, v, s=14, color="tab:blue", label="trial")
+    ax.step(x, best, where="post", color="tab:red", label="best so far")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def score_distribution_plot(
+    scores_by_level: Mapping[str, Sequence[float]], path: str | Path, *,
+    title: str = "Pair scores against the reference engine",
+) -> Path:
+    """Grouped bars: share of pairs scoring 0, 0.5, 1, 1.5, 2 points, one group per level.
+
+    Scores are a level's points in each colour-swapped pair (pentanomial outcomes); the legend
+    gives each level's mean pair score and pair count."""
+    if not scores_by_level:
+        raise ValueError("score_distribution_plot needs at least one level")
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    width = 0.8 / len(scores_by_level)
+    x = np.arange(len(PAIR_SCORES))
+    for k, (level, raw) in enumerate(scores_by_level.items()):
+        scores = np.asarray(raw, dtype=float)
+        if scores.size == 0:
+            raise ValueError(f"level {level!r}: no pair scores")
+        bad = scores[~np.isin(scores, PAIR_SCORES)]
+        if bad.size:
+            raise ValueError(f"level {level!r}: pair score {float(bad[0])!r} is not one of {PAIR_SCORES}")
+        share = np.array([(scores == s).mean() for s in PAIR_SCORES])
+        ax.bar(x + (k - (len(scores_by_level) - 1) / 2) * width, share, width,
+               label=f"{level}: mean {scores.mean():.2f} / 2 over {scores.size} pairs")
+    ax.set_xticks(x, [f"{s:g}" for s in PAIR_SCORES])
+    ax.set_xlabel("points in a colour-swapped pair")
+    ax.set_ylabel("share of pairs")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)

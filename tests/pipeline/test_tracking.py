@@ -1,0 +1,284 @@
+"""MLflow tracking against real stores: a local sqlite file and a real ``mlflow server`` over http."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import mlflow
+import pytest
+
+from pipeline.config import parse_config
+from pipeline.config_tracking import MlflowSection, mlflow_section
+from pipeline.tracking import (
+    LOG_NAME,
+    MlflowTracker,
+    NullTracker,
+    TrackingUnavailable,
+    check_reachable,
+    level_metrics,
+    main,
+    make_tracker,
+    metric_name,
+    read_log,
+    replay_log,
+    resolve_tracking_uri,
+)
+
+from .mlflow_server import MlflowServer, _alive, free_port
+
+HASH = "c0ffee" * 10 + "abcd"
+SIG = 123456
+
+
+def _tracker(tmp: Path, uri: str | None) -> MlflowTracker:
+    tracker = make_tracker(enabled=True, variant="english", run_dir=tmp / "run", uri=uri,
+                           config_hash=HASH, bench_signature=SIG, engine_version="0.1.0")
+    assert isinstance(tracker, MlflowTracker)
+    return tracker
+
+
+def _study(tracker: MlflowTracker, plot: Path, trials: int = 2) -> None:
+    """A tiny tuning run: a parent with study params, children with params and level metrics."""
+    params = {"n_trials": trials, "sampler": "tpe"}
+    with tracker.start_study("study-a", params=params, tags={"purpose": "test"}):
+        for number in range(trials):
+            with tracker.trial_run(number, {"max_depth": 3 + number, "weight.man": 100.0}):
+                tracker.log_metrics({"value": 10.0 * number, **level_metrics(
+                    "easy", elo=-200.0 + number, ci=(-250.0, -150.0), nodes_per_move=1000.0)})
+            tracker.log_metrics({"best_value": 10.0 * number}, step=number)
+        tracker.log_artifact(plot)
+
+
+def _children(client: mlflow.MlflowClient, parent_id: str, experiment_id: str) -> list:
+    runs = client.search_runs([experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{parent_id}'")
+    return sorted(runs, key=lambda r: r.data.tags["trial_number"])
+
+
+def _parents(client: mlflow.MlflowClient, experiment_id: str) -> list:
+    return [r for r in client.search_runs([experiment_id]) if "mlflow.parentRunId" not in r.data.tags]
+
+
+@pytest.fixture(autouse=True)
+def _restore_http_env() -> Iterator[None]:
+    """The tracker sets MLflow's HTTP retry defaults in os.environ; undo that after each test."""
+    keys = ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR",
+            "MLFLOW_HTTP_REQUEST_TIMEOUT")
+    saved = {k: os.environ.get(k) for k in keys}
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+# ---- fast: names, null tracker, config, reachability ---------------------------------------
+
+
+def test_metric_names_line_levels_up() -> None:
+    assert metric_name("elo", "easy", "ci_low") == "elo_easy_ci_low"
+    assert metric_name("nodes_per_move", "hard") == "nodes_per_move_hard"
+    assert level_metrics("medium", elo=1.0, ci=(0.0, 2.0), games=40) == {
+        "elo_medium": 1.0, "elo_medium_ci_low": 0.0, "elo_medium_ci_high": 2.0, "games_medium": 40.0}
+    with pytest.raises(ValueError, match="Easy"):
+        metric_name("elo", "Easy")
+
+
+def test_null_tracker_accepts_everything(tmp_path: Path) -> None:
+    tracker = make_tracker(enabled=False, variant="english", run_dir=tmp_path, config_hash=HASH,
+                           bench_signature=None)
+    assert isinstance(tracker, NullTracker) and not tracker.enabled
+    with tracker.start_study("s", {"a": 1}) as parent, tracker.trial_run(0, {"x": 1}) as child:
+        tracker.log_metrics({"value": 1.0}, step=0)
+        tracker.set_tags({"t": "1"})
+    assert parent.run_id is None and child.run_id is None
+    assert tracker.summary() == "tracking: disabled" and not list(tmp_path.iterdir())
+    with pytest.raises(RuntimeError, match="start_study"):
+        with tracker.trial_run(0):
+            pass
+    with pytest.raises(RuntimeError, match="no open run"):
+        tracker.log_metrics({"value": 1.0})
+
+
+def test_mlflow_section_defaults_and_validation() -> None:
+    base = {"run": {"name": "t"}, "selfplay": {"variant": "english", "player_a": "random",
+                                              "player_b": "random", "games": 8}}
+    assert mlflow_section(parse_config(base)) == MlflowSection()
+    config = parse_config({**base, "mlflow": {"tracking_uri": "http://127.0.0.1:5000", "enabled": False}})
+    assert mlflow_section(config).tracking_uri == "http://127.0.0.1:5000"
+    assert config.config_hash() == parse_config(base).config_hash()  # where we log changes no result
+    with pytest.raises(ValueError, match=r"mlflow\.check_timeout = 0"):
+        parse_config({**base, "mlflow": {"check_timeout": 0}})
+
+
+def test_default_uri_is_sqlite_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert resolve_tracking_uri() == f"sqlite:///{tmp_path.resolve() / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")
+    assert resolve_tracking_uri() == "http://127.0.0.1:9"
+    assert resolve_tracking_uri("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_check_reachable_dead_port_fails_fast_and_names_uri() -> None:
+    uri = f"http://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    with pytest.raises(TrackingUnavailable) as err:
+        check_reachable(uri, timeout=5)
+    assert time.monotonic() - start < 5
+    message = str(err.value)
+    assert uri in message and "unreachable" in message and "\n" not in message
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(TrackingUnavailable, match="does not exist"):
+        check_reachable("sqlite:////nonexistent-dir-xyz/mlflow.db")
+
+
+# ---- sqlite in a temp cwd ----------------------------------------------------------------------
+
+
+def test_default_sqlite_tracking_in_tmp_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    plot = tmp_path / "ladder.png"
+    plot.write_bytes(b"\x89PNG fake")
+    tracker = _tracker(tmp_path, uri=None)
+    _study(tracker, plot)
+    assert not tracker.failed and "tracking: " in tracker.summary()
+    assert (tmp_path / "mlflow.db").is_file()
+    client = mlflow.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("draughts-english")
+    (parent,) = _parents(client, exp.experiment_id)
+    children = _children(client, parent.info.run_id, exp.experiment_id)
+    assert [c.data.params["max_depth"] for c in children] == ["3", "4"]
+    assert children[1].data.metrics["elo_easy"] == -199.0
+    assert parent.data.tags["config_hash"] == HASH and parent.data.tags["bench_signature"] == str(SIG)
+    artifacts = [a.path for a in client.list_artifacts(parent.info.run_id)]
+    assert artifacts == ["ladder.png"]
+    assert (tmp_path / "mlartifacts").is_dir()  # artifacts beside the database, not in ./mlruns
+    # resuming the study reuses the parent run and adds trials under it
+    again = _tracker(tmp_path, uri=None)
+    with again.start_study("study-a", params={"n_trials": 2}), again.trial_run(2, {"max_depth": 5}):
+        again.log_metrics({"value": 3.0})
+    (same,) = _parents(client, exp.experiment_id)
+    assert same.info.run_id == parent.info.run_id and same.info.status == "FINISHED"
+    assert len(_children(client, parent.info.run_id, exp.experiment_id)) == 3
+
+
+# ---- a real mlflow server ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowServer]:
+    srv = MlflowServer(tmp_path_factory.mktemp("mlflow-server"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        pids = srv.pids()
+        srv.stop()
+        assert not [p for p in pids if _alive(p)]
+
+
+@pytest.mark.slow
+def test_run_logs_parent_and_children_to_real_server(server: MlflowServer, tmp_path: Path) -> None:
+    assert len(server.pids()) > 2  # uvicorn, job runner and huey consumers are there to be stopped
+    plot = tmp_path / "ladder.png"
+    plot.write_bytes(b"\x89PNG fake")
+    tracker = _tracker(tmp_path, server.uri)
+    _study(tracker, plot, trials=3)
+    assert not tracker.failed
+    client = mlflow.MlflowClient(tracking_uri=server.uri)
+    exp = client.get_experiment_by_name("draughts-english")
+    (parent,) = _parents(client, exp.experiment_id)
+    assert parent.info.status == "FINISHED" and parent.info.run_name == "study-a"
+    assert parent.data.params == {"n_trials": "3", "sampler": "tpe"}
+    assert {"git_commit", "git_dirty", "config_hash", "bench_signature", "engine_version", "variant",
+            "study_name", "purpose"} <= set(parent.data.tags)
+    assert parent.data.tags["engine_version"] == "0.1.0" and parent.data.tags["purpose"] == "test"
+    history = client.get_metric_history(parent.info.run_id, "best_value")
+    assert [(m.step, m.value) for m in history] == [(0, 0.0), (1, 10.0), (2, 20.0)]
+    children = _children(client, parent.info.run_id, exp.experiment_id)
+    assert [c.info.run_name for c in children] == ["trial-0000", "trial-0001", "trial-0002"]
+    for number, child in enumerate(children):
+        assert child.info.status == "FINISHED"
+        assert child.data.params == {"max_depth": str(3 + number), "weight.man": "100.0"}
+        assert child.data.metrics["value"] == 10.0 * number
+        assert child.data.metrics["elo_easy_ci_low"] == -250.0
+        assert child.data.tags["config_hash"] == HASH and child.data.tags["trial_number"] == str(number)
+    local = tmp_path / "download"
+    local.mkdir()
+    got = client.download_artifacts(parent.info.run_id, "ladder.png", str(local))
+    assert Path(got).read_bytes() == b"\x89PNG fake"  # uploaded over http to the served store
+
+
+@pytest.mark.slow
+def test_lost_server_mid_run_keeps_run_going_and_log_replays(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    plot = tmp_path / "ladder.png"
+    plot.write_bytes(b"\x89PNG fake")
+    srv = MlflowServer(tmp_path / "server")
+    srv.start()
+    try:
+        tracker = _tracker(tmp_path, srv.uri)
+        caplog.set_level(logging.WARNING, logger="pipeline.tracking")
+        with tracker.start_study("study-a", params={"n_trials": 4}):
+            for number in range(4):
+                if number == 2:
+                    srv.stop()  # the tracking server dies in the middle of the run
+                with tracker.trial_run(number, {"max_depth": 3 + number}):
+                    tracker.log_metrics({"value": float(number), **level_metrics("easy", elo=float(number))})
+                tracker.log_metrics({"best_value": float(number)}, step=number)
+            tracker.log_artifact(plot)
+    finally:
+        srv.stop()
+    assert tracker.failed
+    warnings = [r for r in caplog.records if r.name == "pipeline.tracking" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and srv.uri in warnings[0].getMessage()
+    summary = tracker.summary()
+    assert summary.startswith("tracking FAILED") and "replay" in summary and str(tracker.log_path) in summary
+    events = read_log(tracker.log_path)
+    assert tracker.log_path == tmp_path / "run" / "tracking" / LOG_NAME
+    assert sum(e["op"] == "offline" for e in events) == 1
+    assert sum(e["op"] == "start_run" for e in events) == 5
+
+    target = f"sqlite:///{tmp_path / 'replay.db'}"
+    ids = replay_log(tracker.log_path, target)
+    assert len(ids) == 5
+    client = mlflow.MlflowClient(tracking_uri=target)
+    exp = client.get_experiment_by_name("draughts-english")
+    (parent,) = _parents(client, exp.experiment_id)
+    assert parent.data.tags["replayed_from_log"] == str(tracker.log_path.resolve())
+    assert "replayed_from_run_id" in parent.data.tags  # the original existed before the loss
+    history = client.get_metric_history(parent.info.run_id, "best_value")
+    assert [(m.step, m.value) for m in history] == [(n, float(n)) for n in range(4)]
+    children = _children(client, parent.info.run_id, exp.experiment_id)
+    assert [c.data.params["max_depth"] for c in children] == ["3", "4", "5", "6"]
+    assert [c.data.metrics["elo_easy"] for c in children] == [0.0, 1.0, 2.0, 3.0]
+    assert all(c.info.status == "FINISHED" for c in children)
+    assert [a.path for a in client.list_artifacts(parent.info.run_id)] == ["ladder.png"]
+    assert json.loads(tracker.log_path.read_text().splitlines()[0])["op"] == "start_run"
+
+
+def test_read_log_ignores_a_torn_last_line_only(tmp_path: Path) -> None:
+    good = json.dumps({"op": "tags", "key": "k", "tags": {}})
+    path = tmp_path / LOG_NAME
+    path.write_text(f"{good}\n{good[:10]}")
+    assert read_log(path) == [json.loads(good)]
+    path.write_text(f"{good[:10]}\n{good}\n")
+    with pytest.raises(ValueError, match=f"{LOG_NAME}:1: not a JSON event"):
+        read_log(path)
+
+
+def test_replay_cli_reports_an_unreachable_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / LOG_NAME
+    path.write_text("")
+    uri = f"http://127.0.0.1:{free_port()}"
+    assert main(["replay", str(path), "--uri", uri]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: MLflow tracking URI") and uri in err
