@@ -37,7 +37,7 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
         ([*MATCH, "--variant", "english", "--b", "x y", "--games", "4"], "invalid player spec"),
         ([*MATCH, "--variant", "english", "--b", "random", "--games", "3"], "games = 3"),
         ([*MATCH, "--variant", "english", "--b", "random", "--games", "x"], "invalid int"),
-        ([*MATCH, "--variant", "suicide", "--b", "random", "--games", "2"], "no opening deck"),
+        ([*MATCH, "--variant", "english", "--b", "missing.json:hard", "--games", "2"], "missing.json"),
         (["selfplay", str(SMOKE), "--address", "127.0.0.2:1"], "cannot reach the Ray cluster at"),
     ],
 )

@@ -31,7 +31,7 @@ def test_smoke_config_loads() -> None:
 @pytest.mark.parametrize(
     ("raw", "needle"),
     [
-        ({**BASE, "tune": {}}, "unknown section [tune]"),
+        ({**BASE, "tuning": {}}, "unknown section [tuning]"),
         (_with("selfplay", gmaes=4), "selfplay.gmaes"),
         (_with("selfplay", games="40"), "selfplay.games = '40': expected int"),
         (_with("selfplay", games=True), "selfplay.games = True: expected int"),

@@ -12,7 +12,7 @@ from pipeline.openings import OpeningsError, deck_variants, load_deck, validate_
 
 
 def test_shipped_decks() -> None:
-    assert deck_variants() == ["brazilian", "english", "russian"]
+    assert deck_variants() == ["brazilian", "english", "international", "russian", "suicide"]
     english = load_deck("english")
     assert len(english) == 157 and not any(o.lost for o in english)
     assert len(load_deck("english", include_lost=True)) == 174
@@ -21,10 +21,14 @@ def test_shipped_decks() -> None:
     assert load_deck("checkers") == english  # aliases resolve
 
 
-@pytest.mark.parametrize("variant", ["suicide", "international"])
-def test_variant_without_deck_is_a_clear_error(variant: str) -> None:
-    with pytest.raises(OpeningsError, match=f"no opening deck for variant '{variant}'.*english"):
-        load_deck(variant)
+def test_variant_without_deck_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    import pipeline.openings as openings
+
+    monkeypatch.setattr(openings, "_deck_resource", lambda variant: tmp_path / f"{variant}.json")
+    if hasattr(openings._load_all, "cache_clear"):
+        openings._load_all.cache_clear()
+    with pytest.raises(OpeningsError, match="no opening deck for variant 'suicide'"):
+        load_deck("suicide")
 
 
 def test_unknown_variant() -> None:
@@ -38,9 +42,11 @@ def _raw(variant: str) -> dict:
 
 
 def test_attribution_is_kept() -> None:
-    for variant in deck_variants():
+    for variant in ("english", "brazilian", "russian"):  # converted from pydraughts' ballots
         source = _raw(variant)["source"]
         assert source["licence"] == "MIT" and "pydraughts" in source["attribution"]
+    for variant in ("suicide", "international"):  # generated here, recipe recorded
+        assert "seed=" in _raw(variant)["source"]["recipe"]
     assert "KingsRow" in _raw("english")["source"]["attribution"]
 
 
