@@ -1,0 +1,249 @@
+"""Level calibration: per level, the cheapest knobs whose Elo on the ladder hits its target.
+
+For each level (easy, medium, hard) an Optuna study searches that level's knobs (configured
+subset and ranges inside ``engine.params``) with the tuned weights. A trial plays pairs against
+the two ladder anchors nearest the target (one below and one above when the ladder spans it)
+and is rated by ONE fit of :func:`pipeline.ratings.fit_elo` over the ladder's games plus the
+trial's (random = 0), so the candidate's CI carries the ladder's uncertainty too. Objective:
+``|Elo - target| + compute_penalty * (mean nodes per move) / 1000`` (minimised).
+
+Pick, per level: among trials whose CI contains the target, the least compute (mean nodes per
+move); else the nearest Elo. Levels must come out strictly ordered (easy < medium < hard): the
+pick is the best-ranked combination that is ordered, and when none is the result says so.
+The result records Elo ± CI, nodes per move and the product-score (``winner_score``)
+distribution of the opponents' wins against each level.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.jobconfig import LEVELS, CalibrateSection, Range, level_knobs, level_target
+from pipeline.ladder import ANCHOR, Ladder
+from pipeline.matchplan import Pairing
+from pipeline.ratings import GameResults, fit_elo, games_from_color_table
+from pipeline.stagectx import (
+    StageContext,
+    player_nodes_per_move,
+    read_result,
+    trial_slot,
+    win_score_summary,
+    wins_against,
+    write_result,
+)
+
+CALIBRATE_DIR = "calibrate"
+RESULT_FILE = "calibrate/result.json"
+MAX_RANKED = 40  # best-ranked trials per level considered when ordering the levels
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A candidate's Elo on the ladder with its CI and record."""
+
+    elo: float
+    ci_low: float
+    ci_high: float
+    games: int
+    score: float
+    prior_driven: bool
+
+
+def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str) -> Rating:
+    """Fit ladder games + ``table``'s games together (random = 0) and read ``name``'s rating."""
+    trial = games_from_color_table(table, pair_id=None)
+    ladder_games = ladder.game_results()
+    games = GameResults.from_arrays(
+        np.concatenate([ladder_games.first, trial.first]),
+        np.concatenate([ladder_games.second, trial.second]),
+        np.concatenate([ladder_games.result, trial.result]))
+    r = fit_elo(games, ANCHOR, 0.0)[name]
+    return Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
+
+
+def knob_space(ranges: Sequence[Range]) -> tuple[list[Any], dict[str, Any]]:
+    """The study's dimensions (searched knobs) and the fixed knob values of a level."""
+    from engine.params import PARAM_INDEX
+    from pipeline.studies import space_from_engine
+
+    searched = [r for r in ranges if not r.fixed]
+    fixed: dict[str, Any] = {}
+    for r in ranges:
+        if r.fixed:
+            kind = PARAM_INDEX[r.name].kind
+            fixed[r.name] = bool(r.low) if kind == "bool" else int(r.low) if kind == "int" else float(r.low)
+    space = space_from_engine(knobs=[r.name for r in searched], weights=[],
+                              ranges={r.name: (r.low, r.high) for r in searched})
+    return space, fixed
+
+
+def level_profile(variant: str, name: str, weights: Mapping[str, float], knobs: Mapping[str, Any]) -> Any:
+    from engine.profile import LevelProfile
+    from engine.variants import get_variant
+
+    return LevelProfile.from_knobs(get_variant(variant), name, dict(weights), dict(knobs))
+
+
+def objective(rating: Rating, target: float, nodes_per_move: float, penalty: float) -> float:
+    return abs(rating.elo - target) + penalty * nodes_per_move / 1000.0
+
+
+def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, params: Mapping[str, Any],
+                    level: str, fixed: Mapping[str, Any], weights: Mapping[str, float],
+                    section: CalibrateSection) -> dict[str, Any]:
+    """Play one candidate against the two bracketing anchors, rate it, tell the study."""
+    from pipeline.players import inline_spec
+    from pipeline.studies import tell_trial
+
+    slot = trial_slot(study, trial)
+    target = level_target(section, level)
+    knobs = {**fixed, **params}
+    name = f"{level}-t{slot:04d}"
+    spec = inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
+    low, high = ladder.bracket(target)
+    stage = f"{CALIBRATE_DIR}/{level}/trial-{slot:04d}"
+    started = time.perf_counter()
+    table = ctx.play(stage, [Pairing(spec, low.spec, section.pairs, stream=0),
+                             Pairing(spec, high.spec, section.pairs, stream=1)])
+    seconds = time.perf_counter() - started
+    rating = rate_on_ladder(ladder, table, name)
+    npm = player_nodes_per_move(table, name)
+    value = objective(rating, target, npm, section.compute_penalty)
+    record = {
+        "number": trial.number, "slot": slot, "stage": stage, "knobs": knobs,
+        "elo": rating.elo, "ci": [rating.ci_low, rating.ci_high], "games": table.num_rows,
+        "score": rating.score, "prior_driven": rating.prior_driven, "nodes_per_move": npm,
+        "target": target, "within_ci": rating.ci_low <= target <= rating.ci_high, "value": value,
+        "hit": rating.ci_low <= target <= rating.ci_high and abs(rating.elo - target) <= section.tolerance,
+        "anchors": [low.name, high.name], "opponent_wins": win_score_summary(wins_against(table, name)),
+        "games_per_second": table.num_rows / seconds if seconds > 0 else 0.0,
+    }
+    tell_trial(study, trial, value, user_attrs={"record": json.dumps(record, sort_keys=True)})
+    return record
+
+
+def trial_records(study: Any) -> list[dict[str, Any]]:
+    """The records of a level study's COMPLETE trials."""
+    from optuna.trial import TrialState
+
+    out = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if "record" in t.user_attrs:
+            out.append(json.loads(t.user_attrs["record"]))
+    return out
+
+
+def _hit(record: Mapping[str, Any]) -> bool:
+    return bool(record.get("hit", record["within_ci"]))
+
+
+def rank(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Hits (target inside the CI, Elo within the tolerance) by least compute first, then the
+    others by distance to the target."""
+    hits = sorted((r for r in records if _hit(r)), key=lambda r: (r["nodes_per_move"], r["number"]))
+    misses = sorted((r for r in records if not _hit(r)),
+                    key=lambda r: (abs(r["elo"] - r["target"]), r["number"]))
+    return [*hits, *misses]
+
+
+def pick_levels(
+    by_level: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> tuple[dict[str, Mapping[str, Any]], bool]:
+    """The best-ranked strictly ordered combination (easy < medium < hard), and whether one exists."""
+    ranked = [rank(by_level[level])[:MAX_RANKED] for level in LEVELS]
+    if any(not r for r in ranked):
+        missing = [level for level, r in zip(LEVELS, ranked, strict=True) if not r]
+        raise ValueError(f"no finished calibration trial for level(s) {missing}")
+    best: tuple[int, tuple[int, ...]] | None = None
+    for combo in itertools.product(*(range(len(r)) for r in ranked)):
+        elos = [ranked[i][j]["elo"] for i, j in enumerate(combo)]
+        if all(a < b for a, b in itertools.pairwise(elos)):
+            cost = sum(combo)
+            if best is None or (cost, combo) < best:
+                best = (cost, combo)
+    if best is None:
+        return {level: ranked[i][0] for i, level in enumerate(LEVELS)}, False
+    return {level: ranked[i][best[1][i]] for i, level in enumerate(LEVELS)}, True
+
+
+def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, studies: Mapping[str, Any],
+                  weights: Mapping[str, float], *, tracker: Any, log: Any = None) -> dict[str, Any]:
+    """Calibrate every level (resuming finished trials), pick, write and return the result."""
+    from pipeline.studies import ask_trial, remaining_trials
+    from pipeline.tracking import level_metrics
+
+    path = ctx.run_folder / RESULT_FILE
+    done = read_result(path)
+    if done is not None:
+        return done
+    by_level: dict[str, list[dict[str, Any]]] = {}
+    for level in LEVELS:
+        study = studies[level]
+        space, fixed = knob_space(level_knobs(section, level))
+        target = level_target(section, level)
+        with tracker.start_study(study.study_name, params={"level": level, "target": target, "fixed": fixed,
+                                                          "trials": section.trials, "pairs": section.pairs}):
+            while remaining_trials(study, section.trials) > 0:
+                trial, params = ask_trial(study, space)
+                with tracker.trial_run(trial.number, params):
+                    rec = run_level_trial(ctx, ladder, study, trial, params, level, fixed, weights, section)
+                    tracker.log_metrics({
+                        "value": rec["value"], "games_per_second": rec["games_per_second"],
+                        **level_metrics(level, elo=rec["elo"], ci=(rec["ci"][0], rec["ci"][1]),
+                                        target_elo=target, nodes_per_move=rec["nodes_per_move"],
+                                        games=rec["games"], score=rec["score"])}, step=trial.number)
+                if log is not None:
+                    log(f"calibrate {level} trial {trial.number}: Elo {rec['elo']:+.0f} "
+                        f"[{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}] (target {target:+.0f}), "
+                        f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
+            by_level[level] = trial_records(study)
+            if by_level[level]:
+                best = rank(by_level[level])[0]
+                tracker.log_metrics({"best_value": best["value"], **level_metrics(
+                    level, elo=best["elo"], ci=(best["ci"][0], best["ci"][1]), target_elo=target,
+                    nodes_per_move=best["nodes_per_move"], games=best["games"], score=best["score"])})
+    picks, ordered = pick_levels(by_level)
+    notes = []
+    if not ordered:
+        notes.append("no combination of finished trials gives strictly ordered levels "
+                     "(easy < medium < hard); each level shows its own best trial - widen the knob ranges "
+                     "or add trials")
+    levels = {}
+    for level in LEVELS:
+        rec = picks[level]
+        if not _hit(rec):
+            notes.append(f"{level}: the chosen trial misses the target {rec['target']:+.0f} (a hit needs "
+                         f"the target inside the CI and the Elo within {section.tolerance:g}): "
+                         f"{rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}]")
+        profile = level_profile(ctx.variant, level, weights, rec["knobs"])
+        levels[level] = {**rec, "level": profile.to_json(), "description": _describe(rec)}
+    result = {"variant": ctx.variant, "ladder_hash": ladder.ladder_hash, "weights": dict(weights),
+              "ordered": ordered, "notes": notes, "levels": levels,
+              "trials": {level: by_level[level] for level in LEVELS}}
+    write_result(path, _json_safe(result))
+    return result
+
+
+def _describe(rec: Mapping[str, Any]) -> str:
+    return (f"target {rec['target']:+.0f}; trial {rec['number']} ({rec['games']} games against "
+            f"{' and '.join(rec['anchors'])}); {rec['nodes_per_move']:.0f} nodes per move")
+
+
+def _json_safe(value: Any) -> Any:
+    """Replace non-finite floats (never expected) by None so the JSON stays valid."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value

@@ -1,0 +1,100 @@
+"""Verbs of the main job: ``run``, ``ladder``, ``tune``, ``calibrate``, ``export``, ``report``.
+
+Registered in :data:`pipeline.cli.COMMANDS` on import (``pipeline.cli`` imports this module), so
+bad input ends like every verb: exit status 2 and one ``error: ...`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipeline.cli import EXIT_OK, UsageError, command
+
+
+def _job_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="run config (TOML), e.g. configs/runs/quickstart.toml")
+    p.add_argument("--output", help="output root (overrides [run].output_root)")
+    p.add_argument("--resume", action="store_true", help="continue this config's run folder")
+    p.add_argument("--address", help="Ray cluster address (overrides [ray].address and RAY_ADDRESS)")
+    p.add_argument("--storage", help="Optuna storage: RDB URL or journal file (overrides [optuna].storage)")
+    p.add_argument("--tracking-uri", help="MLflow tracking URI (overrides [mlflow].tracking_uri)")
+    p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+
+
+def _run_stages(args: argparse.Namespace, stages: tuple[str, ...]) -> int:
+    from pipeline.mainjob import STAGES, JobOptions, format_summary, load_job_config, run_job
+
+    opts = JobOptions(output=args.output, resume=args.resume, address=args.address, storage=args.storage,
+                      tracking_uri=args.tracking_uri, in_process=args.in_process,
+                      progress=not args.no_progress)
+    config = load_job_config(args.config, opts)
+    summary = run_job(config, opts, stages if stages else STAGES)
+    print(format_summary(summary))
+    return EXIT_OK
+
+
+@command("run", "main job: ladder (if missing), tune, calibrate, export and report a run config", _job_args)
+def _run(args: argparse.Namespace) -> int:
+    return _run_stages(args, ())
+
+
+@command("ladder", "rate (or reuse) the reference ladder of a run config", _job_args)
+def _ladder(args: argparse.Namespace) -> int:
+    return _run_stages(args, ("ladder",))
+
+
+@command("tune", "tune the evaluation weights of a run config (Optuna, SPRT-confirmed)", _job_args)
+def _tune(args: argparse.Namespace) -> int:
+    return _run_stages(args, ("tune",))
+
+
+@command("calibrate", "calibrate easy/medium/hard of a run config on its ladder", _job_args)
+def _calibrate(args: argparse.Namespace) -> int:
+    return _run_stages(args, ("calibrate",))
+
+
+def _run_folder(run: str, output: str | None) -> Path:
+    """RUN as a run id under the output root, or as a path to a run folder."""
+    candidate = Path(output or "runs") / run
+    if (candidate / "run.json").is_file():
+        return candidate
+    if (Path(run) / "run.json").is_file():
+        return Path(run)
+    raise UsageError(f"no run {run!r} under {str(Path(output or 'runs'))!r} (and no run folder at that path)")
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="run id (under --output) or run folder")
+    p.add_argument("--output", help="output root holding the run (default: runs)")
+    p.add_argument("--profiles-dir", default="configs/profiles",
+                   help="folder of <variant>.json (default: configs/profiles)")
+
+
+@command("export", "write a run's levels as <profiles-dir>/<variant>.json and verify it", _export_args)
+def _export(args: argparse.Namespace) -> int:
+    from pipeline.export import export_run
+
+    result = export_run(_run_folder(args.run, args.output), args.profiles_dir)
+    levels = ", ".join(f"{name} {elo:+.0f} [{low:+.0f}, {high:+.0f}]"
+                       for name, (elo, low, high) in result.levels.items())
+    print(f"exported {result.path} ({result.variant}; bench signature {result.bench_signature}; reloaded "
+          f"by the engine): {levels}")
+    return EXIT_OK
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="run id (under --output) or run folder")
+    p.add_argument("--output", help="output root holding the run (default: runs)")
+
+
+@command("report", "level table (markdown + JSON) and plots of a run, from its folder alone", _report_args)
+def _report(args: argparse.Namespace) -> int:
+    from pipeline.report import write_report
+
+    report = write_report(_run_folder(args.run, args.output))
+    sys.stdout.write(report.table_markdown)
+    print(f"report written to {report.folder} ({len(report.files)} files)")
+    return EXIT_OK

@@ -1,0 +1,380 @@
+"""Config sections of the main job: ``[job]``, ``[ladder]``, ``[tune]``, ``[calibrate]``, ``[export]``.
+
+Declared like every section (frozen dataclass, one :func:`~pipeline.config.setting` per key) and
+registered on import. The config layer reads scalars only, so list-valued keys are short
+strings with their own checked syntax (a bad one is a ConfigError naming key and value):
+
+- ``ladder.depths = "1,2,3,4,6"``, ``ladder.bridges = "0.75,0.5,0.25"``;
+- ``tune.weights = "king=120:260, advance, back_rank=0:20"``: features to tune, each within
+  its declared range (``engine.features``) or the narrower ``low:high`` given;
+- ``calibrate.<level>_knobs = "max_depth=1:3, random_move_prob=0:0.5, node_budget=2000"``:
+  knobs searched within ``low:high`` (inside ``engine.params``' range) or fixed to one value.
+
+Checks that span keys (steps aligned to batches, targets in order) live in :func:`validate_job`,
+which every verb calls, so they fail before any game too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pipeline.config_tracking  # noqa: F401 - registers [mlflow] and [optuna]
+from pipeline.config import (
+    ConfigError,
+    RunConfig,
+    at_least,
+    between,
+    even_positive,
+    known_variant,
+    non_empty,
+    register_section,
+    setting,
+)
+
+LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
+#: knobs a calibration may search (tt_log2 is memory, not strength; it can only be fixed)
+CALIBRATION_KNOBS: tuple[str, ...] = (
+    "max_depth", "node_budget", "quiescence", "tt_log2", "noise_sigma", "random_move_prob", "top_k",
+    "temperature",
+)
+SEARCHABLE_KNOBS: tuple[str, ...] = (
+    "max_depth", "node_budget", "noise_sigma", "random_move_prob", "top_k", "temperature",
+)
+
+
+# ---- list syntax ------------------------------------------------------------------------------
+
+
+def _items(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def parse_int_list(text: str) -> tuple[int, ...]:
+    """``"1,2,3"`` -> (1, 2, 3); ValueError on anything else."""
+    try:
+        return tuple(int(part) for part in _items(text))
+    except ValueError:
+        raise ValueError(f"expected comma-separated integers like '1,2,4', got {text!r}") from None
+
+
+def parse_float_list(text: str) -> tuple[float, ...]:
+    """``"0.5, 0.25"`` -> (0.5, 0.25); ValueError on anything else."""
+    try:
+        values = tuple(float(part) for part in _items(text))
+    except ValueError:
+        raise ValueError(f"expected comma-separated numbers like '0.5,0.25', got {text!r}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"expected finite numbers, got {text!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class Range:
+    """A searched interval (``low < high``) or a fixed value (``low == high``) of one name."""
+
+    name: str
+    low: float
+    high: float
+
+    @property
+    def fixed(self) -> bool:
+        return self.low == self.high
+
+
+def _number(text: str, kind: str, where: str) -> float:
+    try:
+        value = int(text) if kind == "int" else float(text)
+    except ValueError:
+        what = "an integer" if kind == "int" else "a number"
+        raise ValueError(f"{where}: {text!r} is not {what}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{where}: {text!r} is not finite")
+    return value
+
+
+def _parse_ranges(text: str, declared: Callable[[str], tuple[str, float, float] | None],
+                  what: str, allow_bare: bool) -> tuple[Range, ...]:
+    """``name[=low:high|=value]`` items; ``declared(name)`` gives (kind, low, high) or None."""
+    out: list[Range] = []
+    for item in _items(text):
+        name, sep, spec = (part.strip() for part in item.partition("="))
+        found = declared(name)
+        if found is None:
+            raise ValueError(f"unknown {what} {name!r} in {item!r}")
+        kind, d_low, d_high = found
+        if any(r.name == name for r in out):
+            raise ValueError(f"{what} {name!r} is given twice")
+        if not sep:
+            if not allow_bare:
+                raise ValueError(f"{name!r} needs a range or a value (name=low:high or name=value)")
+            out.append(Range(name, d_low, d_high))
+            continue
+        if kind == "bool":
+            if spec not in ("true", "false"):
+                raise ValueError(f"{name!r} is true or false, got {spec!r}")
+            flag = 1.0 if spec == "true" else 0.0
+            out.append(Range(name, flag, flag))
+            continue
+        low_text, colon, high_text = spec.partition(":")
+        low = _number(low_text.strip(), kind, name)
+        high = _number(high_text.strip(), kind, name) if colon else low
+        if low > high:
+            raise ValueError(f"{name!r}: low {low_text.strip()} is above high {high_text.strip()}")
+        if low < d_low or high > d_high:
+            raise ValueError(f"{name!r}: {spec!r} leaves the declared range [{d_low:g}, {d_high:g}]")
+        out.append(Range(name, low, high))
+    if not out:
+        raise ValueError(f"no {what} given")
+    return tuple(out)
+
+
+def _feature(name: str) -> tuple[str, float, float] | None:
+    from engine.features import FEATURES
+
+    for f in FEATURES:
+        if f.name == name:
+            return ("float", f.low, f.high)
+    return None
+
+
+def _knob(name: str) -> tuple[str, float, float] | None:
+    from engine.params import PARAM_INDEX
+
+    if name not in CALIBRATION_KNOBS:
+        return None
+    p = PARAM_INDEX[name]
+    return (p.kind, float(p.low), float(p.high))
+
+
+def parse_weight_ranges(text: str) -> tuple[Range, ...]:
+    """Features to tune with their ranges (declared range when only the name is given)."""
+    ranges = _parse_ranges(text, _feature, "feature", allow_bare=True)
+    return ranges
+
+
+def parse_knob_ranges(text: str) -> tuple[Range, ...]:
+    """Knobs of one level: searched ranges and fixed values."""
+    ranges = _parse_ranges(text, _knob, "knob", allow_bare=False)
+    for r in ranges:
+        if r.name not in SEARCHABLE_KNOBS and not r.fixed:
+            raise ValueError(f"knob {r.name!r} can only be fixed (name=value), not searched")
+    return ranges
+
+
+def _checker(parse: Callable[[str], Any]) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        try:
+            parse(value)
+        except ValueError as err:
+            return str(err)
+        return None
+
+    return check
+
+
+def _depths(text: str) -> tuple[int, ...]:
+    depths = parse_int_list(text)
+    if not depths:
+        raise ValueError("give at least one depth")
+    if list(depths) != sorted(set(depths)) or depths[0] < 1 or depths[-1] > 64:
+        raise ValueError(f"depths must be strictly increasing within 1..64, got {text!r}")
+    return depths
+
+
+def _bridges(text: str) -> tuple[float, ...]:
+    probs = parse_float_list(text)
+    if list(probs) != sorted(set(probs), reverse=True) or any(not 0.0 < p < 1.0 for p in probs):
+        raise ValueError(f"bridge random-move probabilities must fall strictly within (0, 1), got {text!r}")
+    return probs
+
+
+# ---- sections ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobSection:
+    """[job]: what every stage of the main job shares."""
+
+    variant: str = setting(doc="variant tuned and calibrated", check=known_variant)
+    ply_cap: int = setting(200, doc="adjudicated draw after this many plies (every stage)",
+                           check=between(10, 100_000))
+    batch_size: int = setting(10, doc="games per task and per Parquet file (even)", check=even_positive)
+    seed_profile: str | None = setting(
+        None, doc="profile file whose hard-level weights seed the tuning (default: engine defaults)",
+        check=non_empty)
+    max_in_flight: int = setting(0, doc="tasks submitted at once (0: twice the cluster's CPUs)",
+                                 check=at_least(0), hashed=False)
+
+
+@dataclass(frozen=True)
+class LadderSection:
+    """[ladder]: the reference anchors every level is rated against."""
+
+    depths: str = setting("1,2,3,4,6", doc="depths of the noiseless fixed-depth anchors ('1,2,3')",
+                          check=_checker(_depths))
+    bridges: str = setting(
+        "0.75,0.5,0.25,0.1",
+        doc="random-move probabilities of depth-1 anchors bridging random and d1 ('' none)",
+        check=_checker(_bridges))
+    pairs: int = setting(10, doc="game pairs per ladder pairing", check=between(1, 100_000))
+    reach: int = setting(2, doc="pair each anchor with the next REACH stronger ones (2: adjacent, skip-one)",
+                         check=between(1, 10))
+    node_budget: int = setting(200_000, doc="node budget per move of the anchors (bounded)",
+                               check=between(100, 20_000_000))
+    tt_log2: int = setting(16, doc="transposition table size of the anchors (2^n entries)",
+                           check=between(10, 24))
+    path: str | None = setting(
+        None, doc="stored ladder.json to reuse (rated and written there when missing)", check=non_empty,
+        hashed=False)
+
+
+@dataclass(frozen=True)
+class TuneSection:
+    """[tune]: weight tuning against the seed weights (trial count: [optuna].n_trials)."""
+
+    weights: str = setting(
+        "advance,back_rank,center_king,trade_when_ahead,king_approach_when_ahead",
+        doc="features to tune: 'name' (declared range) or 'name=low:high', comma-separated",
+        check=_checker(parse_weight_ranges))
+    pairs: int = setting(40, doc="game pairs per trial at most (fewer when pruned)",
+                         check=between(1, 100_000))
+    step_pairs: int = setting(10, doc="pairs per step; pruning is checked after each step",
+                              check=between(1, 100_000))
+    max_depth: int = setting(3, doc="search depth of the tuning games", check=between(1, 64))
+    node_budget: int = setting(20_000, doc="node budget per move of the tuning games",
+                               check=between(100, 20_000_000))
+    quiescence: bool = setting(True, doc="capture quiescence in the tuning games")
+    tt_log2: int = setting(16, doc="transposition table size in the tuning games", check=between(10, 24))
+    sprt_elo0: float = setting(0.0, doc="SPRT H0: the best candidate is this many Elo stronger",
+                               check=between(-500, 500))
+    sprt_elo1: float = setting(20.0, doc="SPRT H1 (must exceed sprt_elo0)", check=between(-500, 500))
+    sprt_alpha: float = setting(0.05, doc="SPRT false-positive rate", check=between(0.001, 0.5))
+    sprt_beta: float = setting(0.05, doc="SPRT false-negative rate", check=between(0.001, 0.5))
+    sprt_min_pairs: int = setting(30, doc="no SPRT decision before this many pairs", check=at_least(1))
+    sprt_step_pairs: int = setting(20, doc="pairs per SPRT step", check=between(1, 100_000))
+    sprt_max_pairs: int = setting(200, doc="SPRT stops here undecided ('inconclusive': seed weights kept)",
+                                  check=between(1, 1_000_000))
+    texel: bool = setting(False, doc="first fit the weights to the ladder games' results (Texel) and "
+                                     "enqueue that point as the study's first trial")
+    texel_max_positions: int = setting(100_000, doc="quiet positions the Texel fit uses at most",
+                                       check=between(100, 10_000_000))
+
+
+@dataclass(frozen=True)
+class CalibrateSection:
+    """[calibrate]: per level, knobs that hit a target Elo on the ladder at least compute."""
+
+    easy_target: float = setting(doc="target Elo of easy on the ladder (random = 0)",
+                                 check=between(-5000, 5000))
+    medium_target: float = setting(doc="target Elo of medium", check=between(-5000, 5000))
+    hard_target: float = setting(doc="target Elo of hard", check=between(-5000, 5000))
+    trials: int = setting(10, doc="trials per level", check=between(1, 10_000))
+    pairs: int = setting(10, doc="game pairs per trial against EACH of the two nearest anchors",
+                         check=between(1, 100_000))
+    compute_penalty: float = setting(1.0, doc="objective cost in Elo per 1000 nodes per move",
+                                     check=between(0.0, 1e6))
+    tolerance: float = setting(
+        100.0, doc="a trial hits its target when the target is inside its CI AND |Elo - target| <= this",
+        check=between(0.0, 1e6))
+    easy_knobs: str = setting(
+        "max_depth=1:3, random_move_prob=0:0.6, noise_sigma=0:300, node_budget=5000",
+        doc="knobs of easy: 'name=low:high' searched, 'name=value' fixed", check=_checker(parse_knob_ranges))
+    medium_knobs: str = setting(
+        "max_depth=2:5, random_move_prob=0:0.3, noise_sigma=0:200, node_budget=20000",
+        doc="knobs of medium", check=_checker(parse_knob_ranges))
+    hard_knobs: str = setting("max_depth=4:10, node_budget=20000:200000", doc="knobs of hard",
+                              check=_checker(parse_knob_ranges))
+
+
+@dataclass(frozen=True)
+class ExportSection:
+    """[export]: where the calibrated profile is written. Never affects results."""
+
+    profiles_dir: str | None = setting(
+        None, doc="folder of <variant>.json (default: <run folder>/profiles; ship with "
+                  "'python -m pipeline export RUN --profiles-dir configs/profiles')", check=non_empty,
+        hashed=False)
+    description: str = setting("", doc="free text stored in the profile's provenance", hashed=False)
+
+
+register_section("job", JobSection)
+register_section("ladder", LadderSection)
+register_section("tune", TuneSection)
+register_section("calibrate", CalibrateSection)
+register_section("export", ExportSection)
+
+
+# ---- typed access and cross-key checks --------------------------------------------------------
+
+
+def job(config: RunConfig) -> JobSection:
+    return _typed(config, "job", JobSection)
+
+
+def ladder_section(config: RunConfig) -> LadderSection:
+    section = config.sections.get("ladder")
+    return section if isinstance(section, LadderSection) else LadderSection()
+
+
+def tune_section(config: RunConfig) -> TuneSection | None:
+    section = config.sections.get("tune")
+    return section if isinstance(section, TuneSection) else None
+
+
+def calibrate_section(config: RunConfig) -> CalibrateSection:
+    return _typed(config, "calibrate", CalibrateSection)
+
+
+def export_section(config: RunConfig) -> ExportSection:
+    section = config.sections.get("export")
+    return section if isinstance(section, ExportSection) else ExportSection()
+
+
+def _typed(config: RunConfig, name: str, cls: type) -> Any:
+    section = config.section(name)
+    if not isinstance(section, cls):
+        raise ConfigError(f"{config.source}: section [{name}] is not a {cls.__name__}")
+    return section
+
+
+def level_target(section: CalibrateSection, level: str) -> float:
+    return float(getattr(section, f"{level}_target"))
+
+
+def level_knobs(section: CalibrateSection, level: str) -> tuple[Range, ...]:
+    return parse_knob_ranges(getattr(section, f"{level}_knobs"))
+
+
+def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune", "calibrate")) -> None:
+    """Cross-key checks of the sections ``stages`` need; ConfigError naming the keys."""
+    src = config.source
+    j = job(config)
+    bp = j.batch_size // 2
+    tune = tune_section(config)
+    if "tune" in stages and tune is not None:
+        for key in ("step_pairs", "sprt_step_pairs"):
+            value = getattr(tune, key)
+            if value % bp:
+                raise ConfigError(f"{src}: tune.{key} = {value}: must be a multiple of job.batch_size / 2 "
+                                  f"= {bp} (steps end on batch boundaries)")
+        if tune.sprt_elo0 >= tune.sprt_elo1:
+            raise ConfigError(f"{src}: tune.sprt_elo0 = {tune.sprt_elo0} must be below tune.sprt_elo1 = "
+                              f"{tune.sprt_elo1}")
+        if tune.sprt_alpha + tune.sprt_beta >= 1:
+            raise ConfigError(f"{src}: tune.sprt_alpha + tune.sprt_beta must be below 1")
+    if "calibrate" in stages:
+        cal = calibrate_section(config)
+        targets = [level_target(cal, level) for level in LEVELS]
+        if not targets[0] < targets[1] < targets[2]:
+            raise ConfigError(f"{src}: calibrate targets must increase easy < medium < hard, got "
+                              f"{targets[0]:g}, {targets[1]:g}, {targets[2]:g}")
+    if j.seed_profile is not None:
+        from engine.profile import load_profile
+
+        try:
+            load_profile(j.seed_profile, j.variant)
+        except ValueError as err:
+            raise ConfigError(f"{src}: job.seed_profile = {j.seed_profile!r}: {err}") from None

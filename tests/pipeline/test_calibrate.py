@@ -1,0 +1,98 @@
+"""Calibration pieces: knob spaces, rating on the ladder, compute, picking ordered levels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from pipeline.calibrate import knob_space, objective, pick_levels, rank, rate_on_ladder
+from pipeline.jobconfig import parse_knob_ranges
+from pipeline.ladder import ANCHOR, Anchor, fit_ladder
+from pipeline.stagectx import player_nodes_per_move, win_score_summary, wins_against
+
+from .test_ladder import TRUE, synthetic_table
+
+
+def _rec(number: int, elo: float, target: float, nodes: float, half_width: float = 100.0) -> dict[str, Any]:
+    return {"number": number, "elo": elo, "ci": [elo - half_width, elo + half_width], "target": target,
+            "nodes_per_move": nodes, "within_ci": abs(elo - target) <= half_width}
+
+
+def test_rank_prefers_hits_at_least_compute_then_nearest_misses() -> None:
+    recs = [_rec(0, 500, 520, 900), _rec(1, 530, 520, 100), _rec(2, 800, 520, 5), _rec(3, 300, 520, 5)]
+    assert [r["number"] for r in rank(recs)] == [1, 0, 3, 2]
+
+
+def test_pick_levels_finds_an_ordered_combination() -> None:
+    by_level = {
+        "easy": [_rec(0, 600, 500, 10), _rec(1, 450, 500, 50)],
+        "medium": [_rec(0, 580, 700, 10, 200), _rec(1, 720, 700, 90)],
+        "hard": [_rec(0, 1000, 1000, 100)],
+    }
+    picks, ordered = pick_levels(by_level)
+    assert ordered
+    # the cheapest hits are easy 600 and medium 580 (not ordered); the best ordered pick keeps
+    # easy's cheapest hit and takes medium's second one.
+    assert (picks["easy"]["number"], picks["medium"]["number"], picks["hard"]["number"]) == (0, 1, 0)
+
+
+def test_pick_levels_reports_when_no_order_exists() -> None:
+    by_level = {"easy": [_rec(0, 900, 500, 1)], "medium": [_rec(0, 800, 700, 1)],
+                "hard": [_rec(0, 1000, 1000, 1)]}
+    picks, ordered = pick_levels(by_level)
+    assert not ordered and picks["easy"]["elo"] == 900
+    with pytest.raises(ValueError, match="no finished calibration trial"):
+        pick_levels({"easy": [], "medium": [], "hard": []})
+
+
+def test_knob_space_splits_searched_and_fixed() -> None:
+    space, fixed = knob_space(parse_knob_ranges("max_depth=1:3, node_budget=2000, quiescence=false, "
+                                                "noise_sigma=0:50"))
+    assert fixed == {"node_budget": 2000, "quiescence": False}
+    assert {(p.name, p.kind, p.low, p.high) for p in space} == {("max_depth", "int", 1, 3),
+                                                               ("noise_sigma", "float", 0.0, 50.0)}
+    assert objective(type("R", (), {"elo": 450.0})(), 500.0, 2000.0, 1.0) == pytest.approx(52.0)  # type: ignore[arg-type]
+
+
+def _games(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.table({k: [r[k] for r in rows] for k in rows[0]})
+
+
+def test_nodes_per_move_and_opponent_wins() -> None:
+    base = {"opening_fen": "B:W21:B1", "variant": "english", "run_id": "r", "winner_score": 0}
+    rows = [
+        # cand is White; Black moved first, 5 plies -> White made 2 moves
+        {**base, "white_player": "cand", "black_player": "d1", "white_nodes": 100, "black_nodes": 7,
+         "plies": 5, "winner": "black", "winner_score": 450, "result_white": 0.0, "pair_id": 0},
+        # cand is Black and moved first, 4 plies -> 2 moves
+        {**base, "white_player": "d1", "black_player": "cand", "white_nodes": 9, "black_nodes": 60,
+         "plies": 4, "winner": None, "result_white": 0.5, "pair_id": 0},
+    ]
+    table = _games(rows)
+    assert player_nodes_per_move(table, "cand") == pytest.approx(160 / 4)
+    assert wins_against(table, "cand") == [450]
+    assert win_score_summary([450])["wins"] == 1 and win_score_summary([])["mean"] is None
+
+
+def test_rate_on_ladder_uses_ladder_and_trial_games() -> None:
+    names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
+    ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
+    # A candidate as strong as d1r50 that scores about half against it and loses to d1.
+    rows = []
+    for k in range(20):
+        for white, black, result in (("cand", "d1r50", 1.0 if k % 2 else 0.0), ("d1r50", "cand", 0.5),
+                                     ("cand", "d1", 0.0), ("d1", "cand", 1.0)):
+            rows.append({"white_player": white, "black_player": black, "result_white": result,
+                         "variant": "english", "pair_id": k})
+    rating = rate_on_ladder(ladder, _games(rows), "cand")
+    d1r50, d1 = ladder.anchor("d1r50"), ladder.anchor("d1")
+    assert rating.ci_low < d1r50.elo < rating.ci_high
+    assert rating.elo < d1.elo and rating.games == 80
+
+
+def test_a_hit_also_needs_the_elo_within_the_tolerance() -> None:
+    loose = {**_rec(0, 420, 500, 5, half_width=150), "hit": False}  # CI holds 500, but 80 Elo off
+    close = {**_rec(1, 490, 500, 400), "hit": True}
+    assert [r["number"] for r in rank([loose, close])] == [1, 0]

@@ -1,0 +1,75 @@
+"""Profile export: written atomically, reloaded by the engine's strict loader, bench-checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.export import ExportError, current_bench_signature, export_run, verify_profile
+from pipeline.stagectx import write_result
+
+
+def fake_run(root: Path, run_id: str = "r1") -> Path:
+    """A run folder holding what the calibrate stage and the job write (no games needed)."""
+    from engine.profile import LevelProfile
+    from engine.variants import get_variant
+
+    folder = root / run_id
+    levels = {}
+    for n, (name, depth, elo) in enumerate((("easy", 1, 300.0), ("medium", 2, 700.0), ("hard", 4, 1100.0))):
+        knobs = {"max_depth": depth, "random_move_prob": 0.1 * (2 - n)}
+        level = LevelProfile.from_knobs(get_variant("english"), name, knobs=knobs)
+        levels[name] = {"level": level.to_json(), "elo": elo, "ci": [elo - 80, elo + 90],
+                        "description": f"target {elo:+.0f}"}
+    write_result(folder / "calibrate" / "result.json", {"variant": "english", "levels": levels})
+    write_result(folder / "run.json", {"run_id": run_id, "config_hash": "c0ffee"})
+    write_result(folder / "tracking.json", {"run_id": "mlflow-run-1", "experiment": "draughts-english"})
+    return folder
+
+
+def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
+    from engine.profile import load_profile
+
+    folder = fake_run(tmp_path)
+    result = export_run(folder, tmp_path / "profiles", bench_signature=12345, description="test")
+    assert result.path == tmp_path / "profiles" / "english.json"
+    profile = load_profile(result.path, "english")
+    assert profile.level("hard").max_depth == 4
+    assert profile.level("easy").random_move_prob == pytest.approx(0.2)
+    p = profile.provenance
+    assert (p.bench_signature, p.source_config_hash, p.tracking_run_id, p.experiment) == (
+        12345, "c0ffee", "mlflow-run-1", "draughts-english")
+    assert p.levels["medium"].elo == 700.0 and p.levels["medium"].elo_ci == (620.0, 790.0)
+    assert result.levels["easy"] == (300.0, 220.0, 390.0)
+    assert not list((tmp_path / "profiles").glob(".*tmp"))
+    default = export_run(folder, bench_signature=1)
+    assert default.path == folder / "profiles" / "english.json"
+
+
+def test_a_profile_from_another_search_is_rejected(tmp_path: Path) -> None:
+    folder = fake_run(tmp_path)
+    current = current_bench_signature()
+    result = export_run(folder, tmp_path / "profiles", bench_signature=current)
+    assert verify_profile(result.path, "english", current).provenance.bench_signature == current
+    data = json.loads(result.path.read_text())
+    data["provenance"]["bench_signature"] = current + 1
+    result.path.write_text(json.dumps(data))
+    with pytest.raises(ExportError, match="bench signature"):
+        verify_profile(result.path, "english", current)
+
+
+def test_export_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_run(tmp_path / "out")
+    code = main(["export", "r1", "--output", str(tmp_path / "out"), "--profiles-dir", str(tmp_path / "p")])
+    out = capsys.readouterr().out
+    assert code == 0 and "reloaded by the engine" in out and (tmp_path / "p" / "english.json").is_file()
+
+    (tmp_path / "out" / "r2").mkdir()
+    (tmp_path / "out" / "r2" / "run.json").write_text("{}")
+    code = main(["export", "r2", "--output", str(tmp_path / "out"), "--profiles-dir", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: no calibration result") and err.count("\n") == 1
+    assert main(["export", "nope", "--output", str(tmp_path / "out")]) == 2

@@ -1,0 +1,258 @@
+"""The main job: config validation, fail-fast checks, the tiny run end to end, a killed driver resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.config import ConfigError
+from pipeline.jobconfig import validate_job
+from pipeline.mainjob import JobOptions, load_job_config
+
+from .conftest import REPO
+
+TINY = REPO / "configs" / "runs" / "tiny.toml"
+QUICKSTART = REPO / "configs" / "runs" / "quickstart.toml"
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "job.toml"
+    path.write_text(text)
+    return path
+
+
+def test_shipped_job_configs_are_valid() -> None:
+    for path in (TINY, QUICKSTART):
+        config = load_job_config(str(path), JobOptions())
+        validate_job(config)
+        assert config.run_id.startswith(path.stem)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "needle"),
+    [
+        ("ladder", "deptsh", "1,2", "unknown key ladder.deptsh"),
+        ("ladder", "pairs", "4", "ladder.pairs = '4': expected int"),
+        ("ladder", "bridges", "0.2,0.5", "ladder.bridges = '0.2,0.5'"),
+        ("job", "batch_size", 3, "job.batch_size = 3"),
+        ("job", "variant", "chess", "job.variant = 'chess'"),
+        ("tune", "sampler", "tpe", "unknown key tune.sampler"),
+        ("optuna", "pruner", "median", "optuna.pruner = 'median'"),
+        ("calibrate", "trials", 0, "calibrate.trials = 0"),
+        ("calibrate", "easy_target", True, "calibrate.easy_target = True: expected float"),
+    ],
+)
+def test_bad_keys_are_config_errors_naming_them(section: str, key: str, value: object, needle: str) -> None:
+    import tomllib
+
+    from pipeline.config import parse_config
+
+    raw = tomllib.loads(TINY.read_text())
+    raw[section][key] = value
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, source="tiny")
+    assert needle in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        ('depths = "1,2"', 'depths = "2,1"', "ladder.depths = '2,1': depths must be strictly increasing"),
+        ('weights = "advance=0:10', 'weights = "bogus, advance=0:10', "tune.weights = 'bogus"),
+        ('weights = "advance=0:10', 'weights = "advance=0:100', "leaves the declared range [-30, 30]"),
+        ('easy_knobs = "max_depth=1,', 'easy_knobs = "max_depth=0:2,', "calibrate.easy_knobs"),
+        ('hard_knobs = "max_depth=2:3', 'hard_knobs = "tt_log2=10:12, max_depth=2:3', "can only be fixed"),
+        ('hard_knobs = "max_depth=2:3', 'hard_knobs = "max_depth=3:2', "is above high"),
+    ],
+)
+def test_bad_list_values_are_config_errors(tmp_path: Path, old: str, new: str, needle: str) -> None:
+    text = TINY.read_text()
+    assert old in text
+    with pytest.raises(ConfigError) as caught:
+        load_job_config(str(_config(tmp_path, text.replace(old, new, 1))), JobOptions())
+    assert needle in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        ("step_pairs = 2", "step_pairs = 3", "tune.step_pairs = 3: must be a multiple of job.batch_size / 2"),
+        ("hard_target = 900.0", "hard_target = 400.0", "targets must increase"),
+        ("[tune]\n", "[tune]\nsprt_elo1 = -5.0\n", "tune.sprt_elo0 = 0.0 must be below tune.sprt_elo1"),
+    ],
+)
+def test_cross_key_checks(tmp_path: Path, old: str, new: str, needle: str) -> None:
+    config = load_job_config(str(_config(tmp_path, TINY.read_text().replace(old, new, 1))), JobOptions())
+    with pytest.raises(ConfigError) as caught:
+        validate_job(config)
+    assert needle in str(caught.value)
+
+
+def test_bad_input_exits_2_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    bad = _config(tmp_path, TINY.read_text().replace("hard_target = 900.0", "hard_target = 100.0"))
+    assert main(["run", str(bad), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "targets must increase" in err
+
+    dead = f"sqlite:///{tmp_path}/no/such/folder/mlflow.db"
+    assert main(["run", str(TINY), "--output", str(out), "--tracking-uri", dead, "--no-progress"]) == 2
+    assert "MLflow tracking URI" in capsys.readouterr().err
+    assert not list(out.rglob("*.parquet"))
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    storage = f"sqlite:///{tmp_path}/no/such/optuna.db"
+    assert main(["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--storage", storage,
+                 "--no-progress"]) == 2
+    assert "Optuna storage" in capsys.readouterr().err
+    assert not list(out.rglob("*.parquet"))
+
+
+# ---- end to end (real games, Optuna, MLflow) ------------------------------------------------
+
+
+def _mlflow_runs(uri: str) -> list[Any]:
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("draughts-english")
+    assert experiment is not None
+    return list(client.search_runs([experiment.experiment_id], max_results=1000))
+
+
+def _study_counts(folder: Path, name: str) -> dict[str, int]:
+    import optuna
+
+    storage = optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(folder / "optuna" / "journal.log")))
+    study = optuna.load_study(study_name=name, storage=storage)
+    counts: dict[str, int] = {}
+    for t in study.get_trials(deepcopy=False):
+        counts[t.state.name] = counts.get(t.state.name, 0) + 1
+    return counts
+
+
+def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
+    """Everything a finished tiny run must have; returns its calibration result."""
+    from engine.profile import load_profile
+    from pipeline.storage import read_games
+
+    run_id = folder.name
+    for stage in ("ladder", "tune/trial-0000", "calibrate/easy/trial-0000", "calibrate/hard/trial-0001"):
+        assert list((folder / stage / "games" / "variant=english").glob("batch-*.parquet")), stage
+    ladder_games = read_games(folder.parent, f"{run_id}/ladder")
+    assert ladder_games.num_rows == 5 * 4 * 2  # 5 pairings (reach 2 over 4 anchors) x 4 pairs x 2 games
+    assert len(set(ladder_games.column("game_id").to_pylist())) == ladder_games.num_rows
+    assert _study_counts(folder, f"{run_id}-tune").get("COMPLETE") == 3
+    for level in ("easy", "medium", "hard"):
+        assert _study_counts(folder, f"{run_id}-calibrate-{level}").get("COMPLETE") == 2
+
+    runs = _mlflow_runs(uri)
+    parents = {r.info.run_name: r for r in runs if "mlflow.parentRunId" not in r.data.tags}
+    assert {f"{run_id}-ladder", f"{run_id}-tune", f"{run_id}-calibrate-easy", run_id} <= set(parents)
+    tune_parent = parents[f"{run_id}-tune"].info.run_id
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == tune_parent]
+    assert len([c for c in children if c.info.status == "FINISHED"]) == 3
+    summary = parents[run_id]
+    wanted = {"elo_easy", "elo_easy_ci_low", "elo_hard_ci_high", "nodes_per_move_medium"}
+    assert wanted <= set(summary.data.metrics)
+    assert summary.data.tags["config_hash"] and summary.data.tags["bench_signature"].isdigit()
+
+    profile = load_profile(folder / "profiles" / "english.json", "english")
+    assert profile.provenance.tracking_run_id == summary.info.run_id
+    assert all(profile.provenance.levels[n].elo is not None for n in ("easy", "medium", "hard"))
+    assert (folder / "report" / "levels.md").is_file() and (folder / "report" / "ladder.png").is_file()
+    result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
+    return result
+
+
+@pytest.mark.slow
+def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    out = tmp_path / "out"
+    started = time.monotonic()
+    code = main(["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"])
+    seconds = time.monotonic() - started
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "| easy |" in printed and "export: " in printed
+    folder = next(out.iterdir())
+    result = _check_finished_run(folder, uri)
+    assert set(result["levels"]) == {"easy", "medium", "hard"}
+    assert seconds < 180
+    # same config again: refused without --resume, a no-op with it
+    again = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
+    assert main(again) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main([*again, "--resume"]) == 0
+
+
+def _batch_files(folder: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("batch-*.parquet")}
+
+
+@pytest.mark.slow
+def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -> None:
+    text = TINY.read_text().replace("n_trials = 3", "n_trials = 6")
+    config = _config(tmp_path, text)
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "pipeline", "run", str(config), "--output", str(out), "--tracking-uri", uri,
+           "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list(out.glob("*/tune/trial-0003/games/variant=english/batch-*.parquet")):
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, "the run finished before it could be interrupted"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    folder = next(out.iterdir())
+    assert not (folder / "tune" / "result.json").exists()
+    before = _batch_files(folder)
+    ladder_before = (folder / "ladder.json").read_text()
+
+    done = subprocess.run([*cmd, "--resume"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = _batch_files(folder)
+    assert all(after.get(p) == mtime for p, mtime in before.items()), "a finished batch was replayed"
+    assert (folder / "ladder.json").read_text() == ladder_before
+
+    counts = _study_counts(folder, f"{folder.name}-tune")
+    assert counts.get("COMPLETE") == 6 and counts.get("FAIL", 0) <= 1 and "RUNNING" not in counts
+    tune = json.loads((folder / "tune" / "result.json").read_text())
+    finished = [t for t in tune["trials"] if t["state"] == "COMPLETE"]
+    from pipeline.storage import read_games
+
+    for trial in finished:  # each counted trial's games: exactly its pairs, once each
+        games = read_games(folder.parent, f"{folder.name}/tune/trial-{trial['slot']:04d}")
+        ids = games.column("game_id").to_pylist()
+        assert len(ids) == len(set(ids)) >= 2 * trial["pairs"]
+    assert len({t["slot"] for t in finished}) == len(finished)
+
+    runs = _mlflow_runs(uri)
+    tune_parents = [r for r in runs if r.info.run_name == f"{folder.name}-tune"]
+    assert len(tune_parents) == 1  # the resumed study reuses its parent run
+    result = _check_finished_run_structure(folder)
+    assert set(result["levels"]) == {"easy", "medium", "hard"}
+
+
+def _check_finished_run_structure(folder: Path) -> dict[str, Any]:
+    from engine.profile import load_profile
+
+    load_profile(folder / "profiles" / "english.json", "english")
+    result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
+    assert {"variant", "ladder_hash", "weights", "ordered", "notes", "levels", "trials"} <= set(result)
+    return result

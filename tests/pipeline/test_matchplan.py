@@ -1,0 +1,82 @@
+"""The 'play these pairings' service: deterministic plans, atomic stage files, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.distributed import InProcessExecutor
+from pipeline.match import BatchSpec, play_batch
+from pipeline.matchplan import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings
+from pipeline.openings import load_deck
+from pipeline.records import GAMES_SCHEMA, TIMING_COLUMNS
+
+DECK = load_deck("english")
+PAIRINGS = [Pairing("random", "random", 5), Pairing("random", "random", 3, stream=0)]
+
+
+def _plan(seed: int = 3, pairings: list[Pairing] = PAIRINGS) -> list[BatchSpec]:
+    return plan_pairings("run", "ladder", "english", pairings, seed, 4, 40, DECK)
+
+
+def test_plan_is_deterministic_and_ids_are_unique() -> None:
+    specs = _plan()
+    assert specs == _plan()
+    assert [s.batch_id for s in specs] == [0, 1, 2, BATCH_STRIDE, BATCH_STRIDE + 1]
+    assert [s.n_games for s in specs] == [4, 4, 2, 4, 2]
+    game_ids = [s.first_game_id + i for s in specs for i in range(s.n_games)]
+    assert len(set(game_ids)) == len(game_ids)
+    assert all(s.run_id == "run/ladder" for s in specs)
+    assert _plan(seed=4) != specs
+
+
+def test_same_stream_same_openings_and_every_pair_has_both_colours() -> None:
+    specs = _plan()
+    first = [o for s in specs if s.batch_id < BATCH_STRIDE for o in s.openings]
+    second = [o for s in specs if s.batch_id >= BATCH_STRIDE for o in s.openings]
+    assert second == first[:3]  # stream 0 in both pairings
+    other = plan_pairings("run", "ladder", "english", [Pairing("random", "random", 5, stream=9)], 3, 4, 40,
+                          DECK)
+    assert [o for s in other for o in s.openings] != first
+
+
+def test_steps_extend_a_pairing_without_moving_batches() -> None:
+    whole = plan_pairings("r", "s", "english", [Pairing("a", "b", 6)], 1, 4, 40, DECK)
+    steps = [plan_pairings("r", "s", "english", [Pairing("a", "b", 2, start=k)], 1, 4, 40, DECK)
+             for k in (0, 2, 4)]
+    assert [spec for step in steps for spec in step] == whole
+    with pytest.raises(ValueError, match="not a multiple"):
+        plan_pairings("r", "s", "english", [Pairing("a", "b", 2, start=1)], 1, 4, 40, DECK)
+    assert pair_index(BATCH_STRIDE * 4 + 3, 4) == (1, 1)
+
+
+def test_play_pairings_writes_resumes_and_reproduces(tmp_path: Path) -> None:
+    played: list[int] = []
+
+    def counting(spec: BatchSpec):  # type: ignore[no-untyped-def]
+        played.append(spec.batch_id)
+        return play_batch(spec)
+
+    pairings = [Pairing("random", "random", 3)]
+    seen: list[int] = []
+    table = play_pairings(InProcessExecutor(counting), tmp_path, "run", "tune/trial-0001", "english",
+                          pairings, 5, 4, 30, DECK, progress=lambda p: seen.append(p.games_done))
+    folder = tmp_path / "run" / "tune" / "trial-0001" / "games" / "variant=english"
+    names = sorted(p.name for p in folder.glob("batch-*.parquet"))
+    assert names == ["batch-000000.parquet", "batch-000001.parquet"]
+    assert table.num_rows == 6 and table.schema.equals(GAMES_SCHEMA)
+    assert table.column("game_in_pair").to_pylist() == [0, 1] * 3
+    assert seen[-1] == 6 and played == [0, 1]
+
+    (folder / "batch-000001.parquet").unlink()
+    played.clear()
+    again = play_pairings(InProcessExecutor(counting), tmp_path, "run", "tune/trial-0001", "english",
+                          pairings, 5, 4, 30, DECK)
+    assert played == [1]  # the finished batch is kept, not replayed
+    keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
+    assert again.select(keep).equals(table.select(keep))
+
+    elsewhere = play_pairings(InProcessExecutor(), tmp_path / "other", "run", "tune/trial-0001", "english",
+                              pairings, 5, 4, 30, DECK)
+    assert elsewhere.select(keep).equals(table.select(keep))
