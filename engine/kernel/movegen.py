@@ -612,7 +612,11 @@ def count_legal(
     any_men = men_f0 | men_f1 | men_b0 | men_b1
     any_kings = k0 | k1 | k2 | k3
     if (any_men | any_kings) == ZERO:
-        return count_quiet(own, kings, empty, side, tab)
+        # quiet: men step forward only (known directions); kings via the general count
+        n = popcount(step(men, f0, af0, board) & empty) + popcount(step(men, f1, af1, board) & empty)
+        if own_kings != ZERO:
+            n += count_quiet(own_kings, kings, empty, side, tab)
+        return n
     # Squares from which a short piece could jump again, per kind of piece. A
     # jump's own origin is empty after it leaves, but the only jump that could
     # land there goes back over the piece just taken, which is not allowed, so
