@@ -1,0 +1,1 @@
+"""Systematic fuzzing of every parser and command line (see tests/fuzz/conftest.py)."""
