@@ -112,7 +112,7 @@ def split_move_text(variant: Variant, text: str) -> tuple[tuple[int, ...], bool]
     if "-" in separators and len(separators) > 1:
         raise MoveError(f"malformed move {text!r}: mixes '-' and 'x'")
     tokens = _SPLIT.split(body)
-    if any(not _TOKEN.match(token) for token in tokens):
+    if any(not _TOKEN.fullmatch(token) for token in tokens):
         raise MoveError(f"malformed move {text!r}: expected squares joined by '-' or 'x'")
     is_capture = "-" not in separators
     if not is_capture and len(tokens) != 2:

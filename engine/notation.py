@@ -48,6 +48,10 @@ def parse_square(variant: Variant, text: str) -> int:
     """The 1-based square number named by ``text`` (numeric, or algebraic where allowed)."""
     name = text.strip()
     if name.isdigit() and name.isascii():
+        if len(name) > 6:  # no board has a square beyond 50; never int() unbounded text
+            raise SquareError(
+                f"square {text[:20]!r}... does not exist on the {variant.name} board (1-{variant.squares})"
+            )
         number = int(name)
         if 1 <= number <= variant.squares:
             return number

@@ -119,7 +119,14 @@ def parse_pdn(text: str) -> list[PdnGame]:
                 if game is not None:
                     games.append(game)
                 game, in_moves = PdnGame(), False
-            game.tags[match.group("tname")] = _unescape(match.group("tvalue"))
+            name, value = match.group("tname"), _unescape(match.group("tvalue"))
+            if name in game.tags:
+                raise PdnError(f"tag [{name}] given twice at offset {match.start()} ({game.tags[name]!r}, "
+                               f"then {value!r})")
+            if name == "Result" and value not in RESULTS:
+                raise PdnError(f"invalid Result tag {value!r} at offset {match.start()}; expected one of "
+                               f"{', '.join(RESULTS)}")
+            game.tags[name] = value
             continue
         if game is None:
             game = PdnGame()

@@ -287,13 +287,7 @@ def test_lenient_spellings_round_trip(variant: Variant, data: st.DataObject) -> 
 # ---- known bugs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: a square number of more than 4300 digits "
-    "raises a bare ValueError (int() digit limit in engine.notation.parse_square), not FenError",
-)
-def test_bug_square_number_beyond_int_digit_limit() -> None:
+def test_regression_square_number_beyond_int_digit_limit() -> None:
     text = "W:W" + "1" * 4301 + ":B1"
     with pytest.raises(FenError):
         parse_fen(VARIANTS[0], text)

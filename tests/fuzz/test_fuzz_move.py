@@ -215,24 +215,13 @@ def test_legal_moves_round_trip(variant: Variant, data: st.DataObject) -> None:
 # ---- known bugs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: a square number of more than 4300 digits "
-    "in move text raises a bare ValueError (engine.notation.parse_square), not MoveError",
-)
-def test_bug_move_square_beyond_int_digit_limit() -> None:
+def test_regression_move_square_beyond_int_digit_limit() -> None:
     board = Board("english")
     with pytest.raises(MoveError):
         board.parse_move("11-" + "1" * 4301)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: engine.move._TOKEN uses '$', which also matches before a "
-    "trailing newline, so a newline inside move text is silently dropped ('11\\n-15' -> 11-15)",
-)
-def test_bug_newline_inside_move_text_is_accepted() -> None:
+def test_regression_newline_inside_move_text_is_accepted() -> None:
     board = Board("english")
     with pytest.raises(MoveError):
         board.parse_move("11\n-15")

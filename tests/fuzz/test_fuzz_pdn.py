@@ -220,12 +220,7 @@ def test_engine_games_round_trip(variant: Variant, data: st.DataObject) -> None:
 # ---- known bugs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a Result tag value is not validated: an unfinished game with "
-    "[Result \"abc\"] parses with result 'abc', and format_game then writes PDN that parse_pdn rejects",
-)
-def test_bug_result_tag_value_is_not_validated() -> None:
+def test_regression_result_tag_value_is_not_validated() -> None:
     text = '[Result "abc"]\n1. 11-15'
     try:
         games = parse_pdn(text)
@@ -235,23 +230,12 @@ def test_bug_result_tag_value_is_not_validated() -> None:
     parse_pdn(format_pdn(games))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a repeated tag silently keeps the last value "
-    '([Event "a"] [Event "b"] -> Event \'b\'); strict reading should refuse it',
-)
-def test_bug_repeated_tag_is_silently_overwritten() -> None:
+def test_regression_repeated_tag_is_silently_overwritten() -> None:
     with pytest.raises(PdnError):
         parse_pdn('[Event "a"]\n[Event "b"]\n1. 11-15 *')
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: check_moves / replay raise a bare ValueError "
-    "(not PdnError) for a square number of more than 4300 digits",
-)
-def test_bug_pdn_move_square_beyond_int_digit_limit() -> None:
+def test_regression_pdn_move_square_beyond_int_digit_limit() -> None:
     games = parse_pdn("1. 11-" + "1" * 4301 + " *")
     with pytest.raises(PdnError):
         check_moves(games[0])
