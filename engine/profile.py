@@ -469,8 +469,8 @@ def load_profile(path: str | os.PathLike[str], variant: Variant | str | None = N
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_PROFILE_BYTES + 1)
-    except OSError as err:
-        raise ProfileError(f"cannot read profile {source}: {err.strerror or err}") from None
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        raise ProfileError(f"cannot read profile {source}: {getattr(err, 'strerror', None) or err}") from None
     if len(data) > MAX_PROFILE_BYTES:
         raise _Where(source).fail("", f"file larger than {MAX_PROFILE_BYTES} bytes", show_value=False)
     return parse_profile_text(data, source, variant)

@@ -71,8 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.handler(args))
-    except (UsageError, DraughtsError, ValueError, FileNotFoundError, NotADirectoryError,
-            PermissionError, ConnectionError) as err:
+    except (UsageError, DraughtsError, ValueError, OSError) as err:  # OSError: paths, network
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -185,8 +184,8 @@ def _match(args: argparse.Namespace) -> int:
         },
         source="command line",
     )
+    preflight(config)  # bad players fail before any planning
     specs = plan_batches(config)
-    preflight(config)
     executor = make_executor(in_process=not args.ray, options=RayOptions())
     rows: list[dict[str, Any]] = []
     try:

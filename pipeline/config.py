@@ -59,17 +59,20 @@ def between(low: float, high: float) -> Check:
     return lambda v: None if low <= v <= high else f"must be in [{low}, {high}]"
 
 
+MAX_GAMES = 100_000_000  # far beyond any run; keeps a typo from planning forever
+
+
 def even_positive(v: int) -> str | None:
-    if v > 0 and v % 2 == 0:
+    if 0 < v <= MAX_GAMES and v % 2 == 0:
         return None
-    return "must be a positive even number (games come in colour-swapped pairs)"
+    return f"must be a positive even number <= {MAX_GAMES:,} (games come in colour-swapped pairs)"
 
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def identifier(v: str) -> str | None:
-    if _ID_RE.match(v):
+    if _ID_RE.fullmatch(v):
         return None
     return "must be 1-64 characters of letters, digits, '.', '_', '-' (safe in a path)"
 
@@ -319,13 +322,23 @@ def load_config(path: str | Path) -> RunConfig:
     """Read and validate a TOML run config file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"{p}: cannot read config: {err.strerror or err}") from None
+        data = p.read_bytes()  # bytes: read_text would turn a bare CR into a newline
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        name = str(p) if str(p).isprintable() else repr(str(p))
+        raise ConfigError(f"{name[:300]}: cannot read config: {getattr(err, 'strerror', None) or err}"
+                          ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {err.start}): TOML files are UTF-8") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{p}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: invalid TOML: values nested too deeply") from None
+    except ValueError as err:  # e.g. an integer beyond Python's digit limit
+        raise ConfigError(f"{p}: invalid TOML value: {err}") from None
     return parse_config(raw, source=str(p))
 
 

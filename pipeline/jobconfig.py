@@ -17,6 +17,7 @@ which every verb calls, so they fail before any game too.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,24 +49,42 @@ SEARCHABLE_KNOBS: tuple[str, ...] = (
 # ---- list syntax ------------------------------------------------------------------------------
 
 
+# Plain ASCII decimal numbers only: Python's int()/float() would also take '1_0',
+# non-ASCII digits, control characters and a leading '+'.
+_INT_RE = re.compile(r"-?[0-9]{1,12}")
+_FLOAT_RE = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})(?:[eE]-?[0-9]{1,3})?")
+
+
 def _items(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    """Comma-separated items, stripped of spaces; an empty item (``'1,,2'``) is an error."""
+    if not text.strip():
+        return []
+    parts = [part.strip(" ") for part in text.split(",")]
+    if any(not part for part in parts):
+        raise ValueError(f"empty item in {text!r}")
+    return parts
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
     """``"1,2,3"`` -> (1, 2, 3); ValueError on anything else."""
     try:
-        return tuple(int(part) for part in _items(text))
+        parts = _items(text)
     except ValueError:
-        raise ValueError(f"expected comma-separated integers like '1,2,4', got {text!r}") from None
+        parts = ["?"]
+    if not all(_INT_RE.fullmatch(part) for part in parts):
+        raise ValueError(f"expected comma-separated integers like '1,2,4', got {text!r}")
+    return tuple(int(part) for part in parts)
 
 
 def parse_float_list(text: str) -> tuple[float, ...]:
     """``"0.5, 0.25"`` -> (0.5, 0.25); ValueError on anything else."""
     try:
-        values = tuple(float(part) for part in _items(text))
+        parts = _items(text)
     except ValueError:
-        raise ValueError(f"expected comma-separated numbers like '0.5,0.25', got {text!r}") from None
+        parts = ["?"]
+    if not all(_FLOAT_RE.fullmatch(part) for part in parts):
+        raise ValueError(f"expected comma-separated numbers like '0.5,0.25', got {text!r}")
+    values = tuple(float(part) for part in parts)
     if not all(math.isfinite(v) for v in values):
         raise ValueError(f"expected finite numbers, got {text!r}")
     return values
@@ -85,11 +104,11 @@ class Range:
 
 
 def _number(text: str, kind: str, where: str) -> float:
-    try:
-        value = int(text) if kind == "int" else float(text)
-    except ValueError:
+    pattern = _INT_RE if kind == "int" else _FLOAT_RE
+    if not pattern.fullmatch(text):
         what = "an integer" if kind == "int" else "a number"
-        raise ValueError(f"{where}: {text!r} is not {what}") from None
+        raise ValueError(f"{where}: {text!r} is not {what}")
+    value = int(text) if kind == "int" else float(text)
     if not math.isfinite(value):
         raise ValueError(f"{where}: {text!r} is not finite")
     return value

@@ -87,10 +87,10 @@ def parse_player_spec(text: str) -> PlayerSpec:
         return _parse_inline(text, spec)
     if ":" in spec:
         path, _, level = spec.rpartition(":")
-        if not path.endswith(".json") or not _LEVEL_RE.match(level):
+        if not path.endswith(".json") or not _LEVEL_RE.fullmatch(level):
             raise PlayerSpecError(f"invalid player spec {text!r}: expected FILE.json:LEVEL")
         return PlayerSpec("file", level=level, path=path)
-    if _LEVEL_RE.match(spec) and not spec.endswith(".json"):
+    if _LEVEL_RE.fullmatch(spec) and not spec.endswith(".json"):
         return PlayerSpec("level", level=spec)
     raise PlayerSpecError(f"invalid player spec {text!r}: {_EXPECTED}")
 
@@ -102,12 +102,15 @@ _INLINE_KEYS = ("weights", "search", "weakening")
 def _parse_inline(text: str, spec: str) -> PlayerSpec:
     """``inline:NAME:JSON``: decode the JSON and check its shape (values are checked at build)."""
     name, sep, body = spec[len(INLINE_PREFIX):].partition(":")
-    if not sep or not _LEVEL_RE.match(name):
+    if not sep or not _LEVEL_RE.fullmatch(name):
         raise PlayerSpecError(f"invalid player spec {_short(text)!r}: expected inline:NAME:JSON")
     try:
         obj = json.loads(body)
     except json.JSONDecodeError as err:
         raise PlayerSpecError(f"invalid player spec {_short(text)!r}: bad JSON: {err.msg}") from None
+    except (RecursionError, ValueError) as err:  # too deep, or a number beyond the digit limit
+        raise PlayerSpecError(f"invalid player spec {_short(text)!r}: unreadable JSON "
+                              f"({type(err).__name__})") from None
     if not isinstance(obj, dict) or sorted(obj) != sorted(_INLINE_KEYS) or not all(
         isinstance(obj[k], dict) for k in _INLINE_KEYS
     ):

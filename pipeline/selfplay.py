@@ -125,8 +125,8 @@ def check_run_folder(config: RunConfig, resume: bool) -> None:
 
 def check_can_run(config: RunConfig, resume: bool) -> list[BatchSpec]:
     """Everything that can fail on bad input, before any worker starts: plan, players, folder."""
+    preflight(config)  # bad players fail before any planning
     specs = plan_batches(config)
-    preflight(config)
     check_run_folder(config, resume)
     return specs
 

@@ -47,7 +47,6 @@ from engine.profile import PROFILE_DIR_ENV
 from engine.variants import VARIANTS
 from tests.fuzz.conftest import (
     REPO,
-    CaseTimeout,
     fuzz_case,
     fuzz_settings,
     known,
@@ -482,66 +481,35 @@ def test_pipeline_plausible_argv(argv: list[str]) -> None:
 # ---- known bugs, in-process -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: engine CLI: --fen with a square number of "
-    "more than 4300 digits escapes main() as a bare ValueError (traceback, not exit 2)",
-)
-def test_bug_engine_cli_fen_with_huge_square_number() -> None:
+def test_regression_engine_cli_fen_with_huge_square_number() -> None:
     status, _, err = run_cli(
         engine.cli.main, ["moves", "--variant", "english", "--fen", "W:W" + "1" * 4301 + ":B1"]
     )
     assert status == 2 and err.startswith("error: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="BUG: pipeline CLI: an inline player spec with "
-    "deeply nested JSON escapes main() as RecursionError (traceback, not exit 2)",
-)
-def test_bug_pipeline_cli_inline_spec_deep_json() -> None:
+def test_regression_pipeline_cli_inline_spec_deep_json() -> None:
     argv = ["match", "--variant", "english", "--a", "inline:x:" + "[" * 3000, "--b", "random", "--games", "2"]
     status, _, _ = run_cli(pipeline.cli.main, argv)
     assert status == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="BUG: pipeline CLI: a config with a value "
-    "nested ~1000 deep escapes main() as RecursionError (traceback, not exit 2)",
-)
-def test_bug_pipeline_cli_deeply_nested_config() -> None:
+def test_regression_pipeline_cli_deeply_nested_config() -> None:
     status, _, _ = run_cli(pipeline.cli.main, ["selfplay", "deep.toml"])
     assert status == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=CaseTimeout,
-    reason="BUG: match/selfplay plan every batch "
-    "(O(games) time and memory) before the players are checked: --games 10**12 with a missing "
-    "profile file hangs instead of exiting 2",
-)
-def test_bug_huge_game_count_hangs_before_validation() -> None:
-    argv = [
-        "match", "--variant", "english", "--a", "random", "--b", "missing.json:easy", "--games", str(10**12),
-    ]
-    with fuzz_case("pipeline-cli", show=argv, seconds=1.0):
-        status, _, err = run_cli(pipeline.cli.main, argv)
-    assert status == 2 and "missing.json" in err
+def test_regression_huge_game_count_hangs_before_validation() -> None:
+    # beyond the bound: refused at once; at the bound: the bad player is reported before planning
+    for games, needle in ((10**12, "games"), (10**8, "missing.json")):
+        argv = ["match", "--variant", "english", "--a", "random", "--b", "missing.json:easy",
+                "--games", str(games)]
+        with fuzz_case("pipeline-cli", show=argv, seconds=1.0):
+            status, _, err = run_cli(pipeline.cli.main, argv)
+        assert status == 2 and needle in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="BUG: pipeline CLI: a RUN name (export/report) or "
-    "--output with a path component over 255 bytes escapes main() as OSError ENAMETOOLONG "
-    "(traceback, exit 1) instead of exit 2",
-)
-def test_bug_pipeline_cli_name_too_long() -> None:
+def test_regression_pipeline_cli_name_too_long() -> None:
     status, _, _ = run_cli(pipeline.cli.main, ["export", "x" * 300])
     assert status == 2
 
@@ -578,11 +546,6 @@ def test_subprocess_bad_input_has_no_traceback(args: tuple[str, ...]) -> None:
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("error: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `python -m engine moves --fen` with a 4301-digit square number "
-    "prints a Traceback (ValueError) instead of one error line and exit 2",
-)
-def test_bug_subprocess_engine_traceback() -> None:
+def test_regression_subprocess_engine_traceback() -> None:
     done = _subprocess("engine", "moves", "--variant", "english", "--fen", "W:W" + "1" * 4301 + ":B1")
     assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -452,12 +452,6 @@ def check_missing_file(path: Path) -> None:
 # ---- known bugs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: load_profile of a path containing a NUL "
-    "byte raises a bare ValueError ('embedded null byte' from open()), not ProfileError",
-)
-def test_bug_profile_path_with_nul_byte() -> None:
+def test_regression_profile_path_with_nul_byte() -> None:
     with pytest.raises(ProfileError):
         load_profile("configs/profiles/english\x00.json")
