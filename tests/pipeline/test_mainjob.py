@@ -256,3 +256,15 @@ def _check_finished_run_structure(folder: Path) -> dict[str, Any]:
     result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
     assert {"variant", "ladder_hash", "weights", "ordered", "notes", "levels", "trials"} <= set(result)
     return result
+
+
+@pytest.mark.slow
+def test_tiny_run_logs_to_a_real_mlflow_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole main job against `mlflow server` on localhost (http tracking URI)."""
+    from tests.pipeline.mlflow_server import running_server
+
+    with running_server(tmp_path / "mlflow-server") as server:
+        out = tmp_path / "out"
+        code = main(["run", str(TINY), "--output", str(out), "--tracking-uri", server.uri, "--no-progress"])
+        assert code == 0, capsys.readouterr()
+        _check_finished_run(next(out.iterdir()), server.uri)
