@@ -82,3 +82,48 @@ def test_sigkilled_worker_is_retried_without_loss_or_duplicates(
         batch, pid = f.name.split("-")
         starts.setdefault(batch, set()).add(pid)
     assert any(len(pids) > 1 for pids in starts.values()), "the killed batch was not retried"
+
+
+def test_sigkilled_worker_during_tuning_changes_nothing(ray_session: RayExecutor, tmp_path: Path) -> None:
+    """Kill a Ray worker mid-study: same trials, same scores, same SPRT decision and Elo."""
+    from pipeline.jobconfig import TuneSection
+    from pipeline.openings import load_deck
+    from pipeline.stagectx import StageContext
+    from pipeline.studies import open_study
+    from pipeline.tracking import NullTracker
+    from pipeline.tune import run_tune
+
+    section = TuneSection(weights="advance=0:10, back_rank=4, center_king", pairs=2, step_pairs=1,
+                          max_depth=1, node_budget=500, sprt_step_pairs=1, sprt_max_pairs=3,
+                          sprt_min_pairs=1)
+    deck = tuple(load_deck("english"))
+
+    def tune(folder: Path, executor: object) -> dict[str, object]:
+        ctx = StageContext(executor, folder, "run", "english", 11, 2, 80, deck)  # type: ignore[arg-type]
+        study = open_study("t-tune", str(folder / "journal.log"), run_seed=11, direction="maximize",
+                           sampler="random")
+        return run_tune(ctx, section, study, 2, seed_profile=None, tracker=NullTracker())
+
+    calm = tune(tmp_path / "calm", InProcessExecutor())
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            files = sorted(pid_dir.iterdir())
+            if files:
+                pid = int(files[0].name.split("-")[1])
+                assert pid != os.getpid()
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    executor = RayExecutor(LOCAL, batch_fn=functools.partial(pid_reporting_batch, str(pid_dir), 0.5))
+    stormy = tune(tmp_path / "stormy", executor)
+    killer.join()
+    assert killed, "no worker was killed"
+    assert stormy == calm
