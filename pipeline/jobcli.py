@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli import EXIT_OK, UsageError, command
+from pipeline.cli import EXIT_FAILURE, EXIT_OK, UsageError, command
 
 
 def _job_args(p: argparse.ArgumentParser) -> None:
@@ -31,7 +31,16 @@ def _run_stages(args: argparse.Namespace, stages: tuple[str, ...]) -> int:
                       tracking_uri=args.tracking_uri, in_process=args.in_process,
                       progress=not args.no_progress)
     config = load_job_config(args.config, opts)
-    summary = run_job(config, opts, stages if stages else STAGES)
+    try:
+        summary = run_job(config, opts, stages if stages else STAGES)
+    except ValueError:
+        raise  # bad input or an unreachable service at start: one line, exit 2 (pipeline.cli.main)
+    except Exception as err:  # lost mid-run (Optuna storage, files, workers): say how to go on
+        text = " ".join(str(err).split())[:300]
+        print(f"error: the run stopped: {type(err).__name__}: {text}. Finished games and trials are "
+              "saved in the run folder; fix the cause and rerun the same command with --resume",
+              file=sys.stderr)
+        return EXIT_FAILURE
     print(format_summary(summary))
     return EXIT_OK
 

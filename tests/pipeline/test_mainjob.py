@@ -268,3 +268,34 @@ def test_tiny_run_logs_to_a_real_mlflow_server(tmp_path: Path, capsys: pytest.Ca
         code = main(["run", str(TINY), "--output", str(out), "--tracking-uri", server.uri, "--no-progress"])
         assert code == 0, capsys.readouterr()
         _check_finished_run(next(out.iterdir()), server.uri)
+
+
+@pytest.mark.slow
+def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The study's database goes away after the first tuning trial's games were played."""
+    import sqlalchemy.exc
+
+    import pipeline.studies
+
+    real_tell = pipeline.studies.tell_trial
+
+    def lost_storage(*args: Any, **kwargs: Any) -> Any:
+        raise sqlalchemy.exc.OperationalError("UPDATE trials", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(pipeline.studies, "tell_trial", lost_storage)
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    out = tmp_path / "out"
+    argv = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
+    assert main(argv) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]  # (MLflow logs INFO lines before it)
+    assert last.startswith("error: the run stopped: OperationalError") and last.endswith("--resume")
+    folder = next(out.iterdir())
+    saved = _batch_files(folder)
+    assert any("tune" in str(p) for p in saved)  # the trial's games were written before the loss
+
+    monkeypatch.setattr(pipeline.studies, "tell_trial", real_tell)  # the database is back
+    assert main([*argv, "--resume"]) == 0
+    assert all(p.stat().st_mtime_ns == t for p, t in saved.items())  # nothing replayed or rewritten
+    _check_finished_run(folder, uri)
