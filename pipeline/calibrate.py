@@ -58,15 +58,27 @@ class Rating:
     prior_driven: bool
 
 
-def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str) -> Rating:
-    """Fit ladder games + ``table``'s games together (random = 0) and read ``name``'s rating."""
-    trial = games_from_color_table(table, pair_id=None)
+def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR, *, bootstrap: int = 0,
+                   seed: int = 0) -> Rating:
+    """Fit ladder games + ``table``'s games together and read ``name``'s rating.
+
+    ``pin`` (a ladder anchor) is held at its ladder Elo, so the CI is relative to it. With
+    ``bootstrap`` > 0 the CI resamples whole game pairs of ``table`` (and single ladder games,
+    whose pairing the stored counts do not keep) instead of using the Hessian.
+    """
     ladder_games = ladder.game_results()
+    trial = games_from_color_table(table, pair_id=("run_id", "pair_id") if bootstrap else None)
+    pair_id = None
+    if bootstrap:
+        ladder_ids = np.char.add("ladder/", np.arange(len(ladder_games)).astype(np.str_))
+        pair_id = np.concatenate([ladder_ids, np.asarray(trial.pair_id).astype(np.str_)])
     games = GameResults.from_arrays(
         np.concatenate([ladder_games.first, trial.first]),
         np.concatenate([ladder_games.second, trial.second]),
-        np.concatenate([ladder_games.result, trial.result]))
-    r = fit_elo(games, ANCHOR, 0.0)[name]
+        np.concatenate([ladder_games.result, trial.result]), pair_id)
+    fit = fit_elo(games, pin, ladder.anchor(pin).elo, ci_method="bootstrap" if bootstrap else "hessian",
+                  n_bootstrap=max(bootstrap, 20), seed=seed)
+    r = fit[name]
     return Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
 
 
@@ -115,7 +127,7 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
     table = ctx.play(stage, [Pairing(spec, low.spec, section.pairs, stream=0),
                              Pairing(spec, high.spec, section.pairs, stream=1)])
     seconds = time.perf_counter() - started
-    rating = rate_on_ladder(ladder, table, name)
+    rating = rate_on_ladder(ladder, table, name, section.pin)
     npm = player_nodes_per_move(table, name)
     value = objective(rating, target, npm, section.compute_penalty)
     record = {
@@ -217,23 +229,83 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         notes.append("no combination of finished trials gives strictly ordered levels "
                      "(easy < medium < hard); each level shows its own best trial - widen the knob ranges "
                      "or add trials")
+    if section.confirm_step_pairs:
+        picks, confirmations = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies,
+                                               tracker, log)
+        elos = [confirmations[level]["elo"] for level in LEVELS]
+        ordered = all(a < b for a, b in itertools.pairwise(elos))
+        if not ordered:
+            notes.append("the CONFIRMED levels are not strictly ordered (easy < medium < hard)")
     levels = {}
     for level in LEVELS:
-        rec = picks[level]
-        if not _hit(rec):
+        rec = dict(picks[level])
+        if section.confirm_step_pairs:
+            conf = confirmations[level]
+            rec = {**rec, "trial_elo": rec["elo"], "trial_ci": rec["ci"], "trial_games": rec["games"],
+                   "confirm": conf, **{k: conf[k] for k in ("elo", "ci", "games", "score", "within_ci", "hit",
+                                                             "nodes_per_move", "prior_driven")}}
+            if not conf["hit"]:
+                notes.append(f"{level}: the confirmation misses (target {rec['target']:+.0f} inside the CI "
+                             f"and half-width <= {section.confirm_half_width:g} needed): {conf['elo']:+.0f} "
+                             f"[{conf['ci'][0]:+.0f}, {conf['ci'][1]:+.0f}], "
+                             f"half-width {conf['half_width']:.0f}")
+        elif not _hit(rec):
             notes.append(f"{level}: the chosen trial misses the target {rec['target']:+.0f} (a hit needs "
                          f"the target inside the CI and the Elo within {section.tolerance:g}): "
                          f"{rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}]")
         profile = level_profile(ctx.variant, level, weights, rec["knobs"])
         levels[level] = {**rec, "level": profile.to_json(), "description": _describe(rec)}
     result = {"variant": ctx.variant, "ladder_hash": ladder.ladder_hash, "weights": dict(weights),
+              "pin": {"anchor": section.pin, "elo": ladder.anchor(section.pin).elo},
               "ordered": ordered, "notes": notes, "levels": levels,
               "trials": {level: by_level[level] for level in LEVELS}}
     write_result(path, _json_safe(result))
     return result
 
 
+def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
+                    by_level: Mapping[str, Sequence[Mapping[str, Any]]],
+                    picks: Mapping[str, Mapping[str, Any]],
+                    weights: Mapping[str, float], studies: Mapping[str, Any], tracker: Any,
+                    log: Any) -> tuple[dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]:
+    """Confirm each level's pick (then the next-ranked trials) with fresh games."""
+    from pipeline.confirm import confirm_level
+    from pipeline.players import inline_spec
+    from pipeline.tracking import level_metrics
+
+    def spec_of(rec: Mapping[str, Any]) -> str:
+        name = f"{rec['level_name']}-t{int(rec['slot']):04d}"
+        return inline_spec(name, level_profile(ctx.variant, name, weights, rec["knobs"]))
+
+    chosen: dict[str, Mapping[str, Any]] = {}
+    confirmations: dict[str, dict[str, Any]] = {}
+    for level in LEVELS:
+        first = picks[level]
+        ranked = [first, *(r for r in rank(by_level[level]) if r["number"] != first["number"])]
+        ranked = [{**r, "level_name": level} for r in ranked]
+        with tracker.start_study(f"{studies[level].study_name}-confirm",
+                                 params={"level": level, "pin": section.pin,
+                                         "step_pairs": section.confirm_step_pairs,
+                                         "max_pairs": section.confirm_max_pairs,
+                                         "half_width": section.confirm_half_width}):
+            rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log)
+            metrics = level_metrics(level, elo=conf["elo"], ci=(conf["ci"][0], conf["ci"][1]),
+                                    target_elo=rec["target"], nodes_per_move=conf["nodes_per_move"],
+                                    games=conf["games"], score=conf["score"])
+            tracker.log_metrics({**metrics,
+                                 f"{level}_confirm_half_width": conf["half_width"],
+                                 f"{level}_confirm_candidates": float(len(tried))})
+        chosen[level] = {k: v for k, v in rec.items() if k != "level_name"}
+        confirmations[level] = {**conf, "candidates": tried}
+    return chosen, confirmations
+
+
 def _describe(rec: Mapping[str, Any]) -> str:
+    if "confirm" in rec:
+        c = rec["confirm"]
+        return (f"target {rec['target']:+.0f} (pin {c['pin']}); trial {rec['number']}, confirmed by "
+                f"{c['games']} fresh games against {' and '.join(c['opponents'])}: Elo {c['elo']:+.0f} "
+                f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}]; {c['nodes_per_move']:.0f} nodes per move")
     return (f"target {rec['target']:+.0f}; trial {rec['number']} ({rec['games']} games against "
             f"{' and '.join(rec['anchors'])}); {rec['nodes_per_move']:.0f} nodes per move")
 

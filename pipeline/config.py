@@ -81,6 +81,13 @@ def non_empty(v: str) -> str | None:
     return None if v.strip() else "must not be empty"
 
 
+def deck_part_problem(v: str) -> str | None:
+    """None when ``v`` names a deck part, else what is wrong."""
+    from pipeline.openings import DECK_PARTS
+
+    return None if v in DECK_PARTS else f"must be one of {', '.join(DECK_PARTS)}"
+
+
 def known_variant(v: str) -> str | None:
     from engine.variants import get_variant
 
@@ -132,6 +139,9 @@ class SelfplaySection:
     ply_cap: int = setting(400, doc="adjudicate a draw after this many plies", check=between(1, 100_000))
     include_lost_openings: bool = setting(
         False, doc="also play openings flagged as lost for one side (english deck)")
+    deck_part: str = setting("all", doc="openings used: 'all', or the 'even' / 'odd' positions of the deck "
+                                        "(disjoint halves, e.g. calibrate on one and check on the other)",
+                             check=lambda v: deck_part_problem(v))
     max_in_flight: int = setting(
         0, doc="tasks submitted at once (0: twice the cluster's CPUs)", check=at_least(0), hashed=False)
 

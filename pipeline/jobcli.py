@@ -80,13 +80,15 @@ def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="output root holding the run (default: runs)")
     p.add_argument("--profiles-dir", default="configs/profiles",
                    help="folder of <variant>.json (default: configs/profiles)")
+    p.add_argument("--description", default="",
+                   help="free text for the profile's provenance, e.g. the experiment write-up it ships with")
 
 
 @command("export", "write a run's levels as <profiles-dir>/<variant>.json and verify it", _export_args)
 def _export(args: argparse.Namespace) -> int:
     from pipeline.export import export_run
 
-    result = export_run(_run_folder(args.run, args.output), args.profiles_dir)
+    result = export_run(_run_folder(args.run, args.output), args.profiles_dir, description=args.description)
     levels = ", ".join(f"{name} {elo:+.0f} [{low:+.0f}, {high:+.0f}]"
                        for name, (elo, low, high) in result.levels.items())
     print(f"exported {result.path} ({result.variant}; bench signature {result.bench_signature}; reloaded "
@@ -106,4 +108,43 @@ def _report(args: argparse.Namespace) -> int:
     report = write_report(_run_folder(args.run, args.output))
     sys.stdout.write(report.table_markdown)
     print(f"report written to {report.folder} ({len(report.files)} files)")
+    return EXIT_OK
+
+
+def _levelcheck_args(p: argparse.ArgumentParser) -> None:
+    # defaults mirror pipeline.levelcheck.LevelCheckSettings (a test keeps them equal); importing it
+    # here would load numpy, scipy and pyarrow for every verb
+    p.add_argument("profile", metavar="PROFILE.json", help="profile file to check (its variant is used)")
+    p.add_argument("--output", required=True, metavar="DIR", help="folder for the games and the results")
+    p.add_argument("--baseline", metavar="BASELINE.json", help="also play every level against this profile's")
+    p.add_argument("--pairs", type=int, default=20, help="pairs per adjacent match (default 20)")
+    p.add_argument("--baseline-pairs", type=int, default=10, help="pairs per baseline match (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="master seed of the check's games (default 0)")
+    p.add_argument("--deck-part", choices=("all", "even", "odd"), default="all",
+                   help="openings to play: all, or the half the calibration did not use (default all)")
+    p.add_argument("--ply-cap", type=int, default=200,
+                   help="adjudicated draw after this many plies (default 200)")
+    p.add_argument("--batch-size", type=int, default=10,
+                   help="games per task and Parquet file, even (default 10)")
+    p.add_argument("--blunder-depth", type=int, default=4,
+                   help="plies of the material-only blunder search, the move included (default 4)")
+    p.add_argument("--blunder-positions", type=int, default=2000,
+                   help="positions scored per level at most, sampled deterministically (default 2000)")
+    p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
+    p.add_argument("--address", help="Ray cluster address (default RAY_ADDRESS or a private local Ray)")
+    p.add_argument("--claimed-from", metavar="PROFILE-ELO",
+                   help="profile whose provenance Elo values are the claims (default: PROFILE.json itself)")
+
+
+@command("levelcheck", "check a profile on fresh games: adjacent level gaps vs claimed, baseline, "
+         "blunder rate, nodes per move", _levelcheck_args)
+def _levelcheck(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from pipeline.levelcheck import LevelCheckSettings, markdown, run_levelcheck
+
+    settings = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
+    result = run_levelcheck(settings)
+    sys.stderr.write(markdown(result))
+    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result['files'])})")
     return EXIT_OK

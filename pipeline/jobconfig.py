@@ -28,6 +28,7 @@ from pipeline.config import (
     RunConfig,
     at_least,
     between,
+    deck_part_problem,
     even_positive,
     known_variant,
     non_empty,
@@ -226,6 +227,9 @@ class JobSection:
         check=non_empty)
     max_in_flight: int = setting(0, doc="tasks submitted at once (0: twice the cluster's CPUs)",
                                  check=at_least(0), hashed=False)
+    deck_part: str = setting("all", doc="openings every stage uses: 'all', or the 'even' / 'odd' positions "
+                                        "of the deck (keep the other half for an independent check)",
+                             check=deck_part_problem)
 
 
 @dataclass(frozen=True)
@@ -306,6 +310,24 @@ class CalibrateSection:
         doc="knobs of medium", check=_checker(parse_knob_ranges))
     hard_knobs: str = setting("max_depth=4:10, node_budget=20000:200000", doc="knobs of hard",
                               check=_checker(parse_knob_ranges))
+    pin: str = setting(
+        "random",
+        doc="ladder anchor held at its ladder Elo when levels are rated: targets and CIs are relative "
+            "to it (pick the anchor nearest the levels; 'random' carries the whole ladder's uncertainty)",
+        check=non_empty)
+    confirm_step_pairs: int = setting(
+        0, doc="confirmation: after the pick, each level plays this many FRESH pairs per round against the "
+               "pin and its two bracketing anchors until its CI is narrow enough (0: no confirmation)",
+        check=between(0, 100_000))
+    confirm_max_pairs: int = setting(400, doc="confirmation: pairs per opponent at most",
+                                     check=between(1, 1_000_000))
+    confirm_half_width: float = setting(50.0, doc="confirmation stops once the 95 % CI half-width is at most "
+                                                  "this (Elo)", check=between(1.0, 1e6))
+    confirm_candidates: int = setting(
+        3, doc="confirmation: ranked candidates tried per level until one's confirmed CI contains the target",
+        check=between(1, 100))
+    confirm_bootstrap: int = setting(400, doc="confirmation CIs: bootstrap resamples of whole game pairs",
+                                     check=between(50, 100_000))
 
 
 @dataclass(frozen=True)
@@ -390,6 +412,10 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
         if not targets[0] < targets[1] < targets[2]:
             raise ConfigError(f"{src}: calibrate targets must increase easy < medium < hard, got "
                               f"{targets[0]:g}, {targets[1]:g}, {targets[2]:g}")
+        _check_pin(config, cal.pin)
+        if cal.confirm_step_pairs and cal.confirm_step_pairs % bp:
+            raise ConfigError(f"{src}: calibrate.confirm_step_pairs = {cal.confirm_step_pairs}: must be a "
+                              f"multiple of job.batch_size / 2 = {bp} (rounds end on batch boundaries)")
     if j.seed_profile is not None:
         from engine.profile import load_profile
 
@@ -397,3 +423,13 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
             load_profile(j.seed_profile, j.variant)
         except ValueError as err:
             raise ConfigError(f"{src}: job.seed_profile = {j.seed_profile!r}: {err}") from None
+
+
+def _check_pin(config: RunConfig, pin: str) -> None:
+    """The pin must be one of the ladder's anchors."""
+    from pipeline.ladder import anchors
+
+    names = [a.name for a in anchors(job(config).variant, ladder_section(config))]
+    if pin not in names:
+        raise ConfigError(f"{config.source}: calibrate.pin = {pin!r} is not a ladder anchor; anchors: "
+                          f"{', '.join(names)}")

@@ -175,8 +175,9 @@ def pairings(ladder_anchors: Sequence[Anchor], pairs: int, reach: int) -> list[P
     return out
 
 
-def ladder_hash(variant: str, ply_cap: int, section: LadderSection) -> str:
-    """What defines the ladder: rules, ply cap, anchor specs, pairs, reach, engine version."""
+def ladder_hash(variant: str, ply_cap: int, section: LadderSection, deck_part: str = "all") -> str:
+    """What defines the ladder: rules, ply cap, anchor specs, pairs, reach, engine version and
+    (when not the whole deck) the deck part."""
     import engine
 
     payload = {
@@ -184,6 +185,8 @@ def ladder_hash(variant: str, ply_cap: int, section: LadderSection) -> str:
         "reach": section.reach, "anchors": [a.spec for a in anchors(variant, section)],
         "engine_version": engine.__version__,
     }
+    if deck_part != "all":
+        payload["deck_part"] = deck_part
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -248,13 +251,14 @@ def ensure_ladder(
     ply_cap: int,
     deck: Sequence[Opening],
     progress: ProgressFn | None = None,
+    deck_part: str = "all",
 ) -> tuple[Ladder, str]:
     """The run's ladder and where it came from ('run', 'stored' or 'rated').
 
     Order: the run folder's ladder.json (a resumed run), else the stored ``ladder.path``,
     else rate it now (resuming finished ladder batches) and store it in both places.
     """
-    hash_ = ladder_hash(variant, ply_cap, section)
+    hash_ = ladder_hash(variant, ply_cap, section, deck_part)
     here = Path(output_root) / run_id / "ladder.json"
     if here.is_file():
         return load_ladder(here, hash_), "run"

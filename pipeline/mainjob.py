@@ -155,7 +155,7 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     j = job(config)
     validate_job(config, tuple(s for s in stages if s in ("ladder", "tune", "calibrate")))
     variant = _canonical(j.variant)
-    deck = tuple(load_deck(variant))
+    deck = tuple(load_deck(variant, part=j.deck_part))
     folder = Path(config.run.output_root) / config.run_id
     full_run = stages == STAGES
     _check_folder(config, opts, full_run)
@@ -206,7 +206,7 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
             ladder, source = ensure_ladder(
                 executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
                 section=ladder_section(config), run_seed=ctx.run_seed, batch_size=ctx.batch_size,
-                ply_cap=ctx.ply_cap, deck=ctx.deck, progress=ctx.progress)
+                ply_cap=ctx.ply_cap, deck=ctx.deck, progress=ctx.progress, deck_part=j.deck_part)
             _log_ladder(tracker, ladder, ctx.run_folder)
         summary.lines.append(f"{ladder_summary(ladder)} ({source})")
         printer.log(summary.lines[-1])

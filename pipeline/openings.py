@@ -55,13 +55,28 @@ def deck_variants() -> list[str]:
     return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
 
 
-def load_deck(variant: str, *, include_lost: bool = False) -> list[Opening]:
+#: Deck parts: the whole deck, or the openings at even / odd positions of the file order. Two
+#: disjoint halves let a check match use openings its calibration never saw.
+DECK_PARTS = ("all", "even", "odd")
+
+
+def deck_part(deck: list[Opening], part: str) -> list[Opening]:
+    """The ``part`` ('all', 'even', 'odd' positions) of ``deck``."""
+    if part not in DECK_PARTS:
+        raise OpeningsError(f"unknown deck part {part!r}; expected one of {', '.join(DECK_PARTS)}")
+    if part == "all":
+        return list(deck)
+    return list(deck[0 if part == "even" else 1 :: 2])
+
+
+def load_deck(variant: str, *, include_lost: bool = False, part: str = "all") -> list[Opening]:
     """The validated deck of ``variant`` (by name or alias), in file order.
 
-    Openings flagged ``lost`` are left out unless ``include_lost``.
+    Openings flagged ``lost`` are left out unless ``include_lost``; ``part`` then keeps the
+    even or odd positions of what is left (see :data:`DECK_PARTS`).
     """
     deck = _load_all(_canonical_variant(variant))
-    return [o for o in deck if include_lost or not o.lost]
+    return deck_part([o for o in deck if include_lost or not o.lost], part)
 
 
 def _canonical_variant(variant: str) -> str:

@@ -47,8 +47,11 @@ def level_rows(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
             "level": level, "target": rec["target"], "elo": rec["elo"], "ci": rec["ci"],
             "within_ci": rec["within_ci"], "hit": rec.get("hit", rec["within_ci"]),
             "nodes_per_move": rec["nodes_per_move"], "games": rec["games"],
-            "anchors": rec["anchors"], "knobs": rec["knobs"], "trial": rec["number"],
-            "opponent_wins": rec["opponent_wins"],
+            "anchors": rec["confirm"]["opponents"] if "confirm" in rec else rec["anchors"],
+            "knobs": rec["knobs"], "trial": rec["number"], "opponent_wins": rec["opponent_wins"],
+            "half_width": (rec["ci"][1] - rec["ci"][0]) / 2.0,
+            "trial_elo": rec.get("trial_elo"), "trial_ci": rec.get("trial_ci"),
+            "confirmed": "confirm" in rec,
         })
     return rows
 
@@ -57,9 +60,9 @@ def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
                    tune: Mapping[str, Any] | None) -> str:
     """The level table as markdown (plus the tuning decision and any calibration notes)."""
     lines = [
-        "| level | target | Elo | 95 % CI | hit | nodes/move | games | anchors | knobs | "
-        "opponent wins (product score mean / median / p90) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| level | target | Elo | 95 % CI | half-width | hit | nodes/move | games | opponents | knobs | "
+        "opponent wins in the picked trial (product score mean / median / p90) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         w = r["opponent_wins"]
@@ -68,10 +71,28 @@ def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
         knobs = ", ".join(f"{k}={_short(v)}" for k, v in sorted(r["knobs"].items()))
         lines.append(
             f"| {r['level']} | {r['target']:+.0f} | {_fmt_elo(r['elo'])} | "
-            f"[{_fmt_elo(r['ci'][0])}, {_fmt_elo(r['ci'][1])}] | {'yes' if r['hit'] else 'NO'} | "
+            f"[{_fmt_elo(r['ci'][0])}, {_fmt_elo(r['ci'][1])}] | {r['half_width']:.0f} | "
+            f"{'yes' if r['hit'] else 'NO'} | "
             f"{r['nodes_per_move']:.0f} | {r['games']} | {' / '.join(r['anchors'])} | {knobs} | {wins} |")
     lines.append("")
-    lines.append("hit: the target lies inside the level's 95 % CI and within the configured tolerance.")
+    if rows and all(r["confirmed"] for r in rows):
+        pin = calibration.get("pin", {})
+        lines.append(f"Elo, CI, games and nodes/move come from the CONFIRMATION games (fresh games against "
+                     f"the opponents listed, pair-bootstrap CI), not from the picked trial. CIs are relative "
+                     f"to the pin {pin.get('anchor')} (held at {pin.get('elo', 0.0):+.0f}, its ladder Elo).")
+        lines.append("hit: the target lies inside the confirmed 95 % CI and the half-width met the "
+                     "configured bound.")
+        lines.append("")
+        lines.append("| level | picked trial | trial Elo [CI] | confirmed Elo [CI] |")
+        lines.append("| --- | --- | --- | --- |")
+        for r in rows:
+            tci = r["trial_ci"] or [None, None]
+            lines.append(f"| {r['level']} | {r['trial']} | {_fmt_elo(r['trial_elo'])} [{_fmt_elo(tci[0])}, "
+                         f"{_fmt_elo(tci[1])}] | {_fmt_elo(r['elo'])} [{_fmt_elo(r['ci'][0])}, "
+                         f"{_fmt_elo(r['ci'][1])}] |")
+        lines.append("")
+    else:
+        lines.append("hit: the target lies inside the level's 95 % CI and within the configured tolerance.")
     lines.append(f"Levels strictly ordered: {'yes' if calibration.get('ordered') else 'NO'}.")
     for note in calibration.get("notes", []):
         lines.append(f"- {note}")

@@ -57,7 +57,7 @@ def plan_batches(config: RunConfig) -> list[BatchSpec]:
     from engine.variants import get_variant
 
     variant = get_variant(sp.variant).name
-    deck = load_deck(variant, include_lost=sp.include_lost_openings)
+    deck = load_deck(variant, include_lost=sp.include_lost_openings, part=sp.deck_part)
     schedule = opening_schedule(deck, run.seed, sp.games // 2)
     specs = []
     for batch_id, first in enumerate(range(0, sp.games, sp.batch_size)):

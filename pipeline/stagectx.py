@@ -61,11 +61,15 @@ def trial_slot(study: Any, trial: Any) -> int:
 
 
 def player_nodes_per_move(table: pa.Table, player: str) -> float:
-    """Mean search nodes per move that ``player`` made (moves without a search count 0)."""
-    rows = table.select(["white_player", "white_nodes", "black_nodes", "plies", "opening_fen"]).to_pylist()
+    """Mean search nodes per move that ``player`` made (moves without a search count 0); games
+    ``player`` did not play are ignored."""
+    rows = table.select(["white_player", "black_player", "white_nodes", "black_nodes", "plies",
+                         "opening_fen"]).to_pylist()
     nodes = moves = 0
     for row in rows:
         white = row["white_player"] == player
+        if not white and row["black_player"] != player:
+            continue
         nodes += row["white_nodes"] if white else row["black_nodes"]
         white_first = row["opening_fen"][:1].upper() == "W"
         plies = int(row["plies"])

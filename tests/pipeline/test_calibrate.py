@@ -70,7 +70,9 @@ def test_nodes_per_move_and_opponent_wins() -> None:
         {**base, "white_player": "d1", "black_player": "cand", "white_nodes": 9, "black_nodes": 60,
          "plies": 4, "winner": None, "result_white": 0.5, "pair_id": 0},
     ]
-    table = _games(rows)
+    other = {**base, "white_player": "d1", "black_player": "d2", "white_nodes": 10**6, "black_nodes": 10**6,
+             "plies": 9, "winner": None, "result_white": 0.5, "pair_id": 1}
+    table = _games([*rows, other])  # a game cand did not play counts for nothing
     assert player_nodes_per_move(table, "cand") == pytest.approx(160 / 4)
     assert wins_against(table, "cand") == [450]
     assert win_score_summary([450])["wins"] == 1 and win_score_summary([])["mean"] is None
@@ -96,3 +98,40 @@ def test_a_hit_also_needs_the_elo_within_the_tolerance() -> None:
     loose = {**_rec(0, 420, 500, 5, half_width=150), "hit": False}  # CI holds 500, but 80 Elo off
     close = {**_rec(1, 490, 500, 400), "hit": True}
     assert [r["number"] for r in rank([loose, close])] == [1, 0]
+
+
+def _candidate_rows(pairs: int) -> list[dict[str, Any]]:
+    rows = []
+    for k in range(pairs):
+        for white, black, result in (("cand", "d1r50", 1.0 if k % 2 else 0.0), ("d1r50", "cand", 0.5),
+                                     ("cand", "d1", 0.0 if k % 3 else 0.5), ("d1", "cand", 1.0)):
+            rows.append({"white_player": white, "black_player": black, "result_white": result,
+                         "variant": "english", "pair_id": k, "run_id": "run/confirm"})
+    return rows
+
+
+def test_a_pin_holds_its_ladder_elo_and_narrows_the_ci_to_its_neighbourhood() -> None:
+    names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
+    ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
+    table = _games(_candidate_rows(20))
+    from_random = rate_on_ladder(ladder, table, "cand")
+    from_d1r50 = rate_on_ladder(ladder, table, "cand", "d1r50")
+    # same games: nearly the same estimate (the pin stays at its ladder-only Elo while the joint
+    # fit may move it a little); the CI no longer carries the random -> d1r50 link of the ladder
+    assert from_d1r50.elo == pytest.approx(from_random.elo, abs=30.0)
+    assert from_d1r50.ci_high - from_d1r50.ci_low < from_random.ci_high - from_random.ci_low - 20
+    boot = rate_on_ladder(ladder, table, "cand", "d1r50", bootstrap=200, seed=3)
+    assert boot.ci_low < from_d1r50.elo < boot.ci_high
+    assert boot == rate_on_ladder(ladder, table, "cand", "d1r50", bootstrap=200, seed=3)  # seeded
+    with pytest.raises(ValueError, match="no anchor 'd9'"):
+        rate_on_ladder(ladder, table, "cand", "d9")
+
+
+def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() -> None:
+    from pipeline.confirm import opponents
+
+    names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
+    ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
+    d1 = ladder.anchor("d1").elo
+    assert [n for n, _ in opponents(ladder, "d1", d1 - 10)] == ["d1", "d1r50"]
+    assert [n for n, _ in opponents(ladder, "random", d1 + 10)] == ["random", "d1", "d2"]

@@ -88,6 +88,10 @@ def test_bad_list_values_are_config_errors(tmp_path: Path, old: str, new: str, n
         ("step_pairs = 2", "step_pairs = 3", "tune.step_pairs = 3: must be a multiple of job.batch_size / 2"),
         ("hard_target = 900.0", "hard_target = 400.0", "targets must increase"),
         ("[tune]\n", "[tune]\nsprt_elo1 = -5.0\n", "tune.sprt_elo0 = 0.0 must be below tune.sprt_elo1"),
+        ('pin = "d1"', 'pin = "d7"',
+         "calibrate.pin = 'd7' is not a ladder anchor; anchors: random, d1r50, d1, d2"),
+        ("confirm_step_pairs = 2", "confirm_step_pairs = 3",
+         "calibrate.confirm_step_pairs = 3: must be a multiple of job.batch_size / 2"),
     ],
 )
 def test_cross_key_checks(tmp_path: Path, old: str, new: str, needle: str) -> None:
@@ -188,6 +192,12 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     folder = next(out.iterdir())
     result = _check_finished_run(folder, uri)
     assert set(result["levels"]) == {"easy", "medium", "hard"}
+    for rec in result["levels"].values():
+        # confirmation: one round of 2 fresh pairs against d1 (the pin) and the target's bracket
+        conf = rec["confirm"]
+        assert conf["pin"] == "d1" and conf["opponents"][0] == "d1" and conf["rounds"] == 1
+        assert conf["games"] == 4 * len(conf["opponents"]) == rec["games"]
+        assert rec["elo"] == conf["elo"] and "trial_elo" in rec
     assert seconds < 180
     # same config again: refused without --resume, a no-op with it
     again = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]

@@ -100,3 +100,15 @@ def test_shipped_decks_are_what_the_converter_writes(variant: str) -> None:
         pytest.skip(f"no shared opening data at {source}")
     text = resources.files("pipeline").joinpath("data", "openings", f"{variant}.json").read_text()
     assert format_deck(convert(source, variant)) == text
+
+
+def test_deck_parts_are_disjoint_halves_of_the_deck() -> None:
+    from pipeline.openings import OpeningsError, load_deck
+
+    whole = load_deck("english")
+    even, odd = load_deck("english", part="even"), load_deck("english", part="odd")
+    assert [o.id for o in even] == [o.id for o in whole[0::2]]
+    assert {o.id for o in even}.isdisjoint({o.id for o in odd})
+    assert len(even) + len(odd) == len(whole)
+    with pytest.raises(OpeningsError, match="unknown deck part 'half'"):
+        load_deck("english", part="half")

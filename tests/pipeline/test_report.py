@@ -48,8 +48,8 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     for path in report.files:
         assert path.is_file() and path.stat().st_size > 0
     md = (report.folder / "levels.md").read_text()
-    assert "| easy | +400 | +420 | [+320, +520] | yes |" in md
-    assert "| hard | +1200 | +990 | [+890, +1090] | NO |" in md and "hard: missed" in md
+    assert "| easy | +400 | +420 | [+320, +520] | 100 | yes |" in md
+    assert "| hard | +1200 | +990 | [+890, +1090] | 100 | NO |" in md and "hard: missed" in md
     assert "Weight tuning: rejected" in md
     rows = json.loads((report.folder / "levels.json").read_text())["levels"]
     assert [r["level"] for r in rows] == ["easy", "medium", "hard"]

@@ -1,0 +1,178 @@
+"""``python -m pipeline levelcheck``: fresh games, gaps vs claims, blunders, resume, clean errors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from engine.profile import (
+    SCHEMA_VERSION,
+    LevelProfile,
+    LevelProvenance,
+    Profile,
+    Provenance,
+    dump_profile,
+    load_profile,
+)
+from engine.variants import get_variant
+from pipeline.cli import EXIT_OK, EXIT_USAGE, build_parser, main
+from pipeline.levelcheck import LevelCheckSettings, claimed_gap, elo_interval
+
+# small, fast levels: easy half random at depth 1, medium depth 1, hard depth 2
+KNOBS = {
+    "easy": {"max_depth": 1, "random_move_prob": 0.5},
+    "medium": {"max_depth": 1},
+    "hard": {"max_depth": 2},
+}
+CLAIMS = {"easy": (100.0, (50.0, 150.0)), "medium": (300.0, (240.0, 360.0)), "hard": None}
+
+
+def write_profile(path: Path, variant: str = "english", claims: dict | None = CLAIMS) -> Path:  # type: ignore[type-arg]
+    """A 3-level profile with tiny searches; ``claims`` gives provenance Elo (None: no Elo)."""
+    rules = get_variant(variant)
+    levels = {name: LevelProfile.from_knobs(rules, name, knobs={"node_budget": 2000, "tt_log2": 10, **knobs})
+              for name, knobs in KNOBS.items()}
+    provenance = Provenance(levels={
+        name: LevelProvenance() if (claims or {}).get(name) is None
+        else LevelProvenance(claims[name][0], claims[name][1])  # type: ignore[index]
+        for name in KNOBS
+    })
+    path.write_text(dump_profile(Profile(SCHEMA_VERSION, rules, levels, provenance)), encoding="utf-8")
+    load_profile(path)  # the engine's strict loader accepts it
+    return path
+
+
+def _run(profile: Path, out: Path, *extra: str) -> int:
+    return main(["levelcheck", str(profile), "--output", str(out), "--pairs", "2", "--batch-size", "2",
+                 "--ply-cap", "40", "--in-process", "--seed", "5", "--deck-part", "odd",
+                 "--blunder-positions", "200", *extra])
+
+
+def _batches(out: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_ino)
+            for p in out.rglob("batch-*.parquet")}
+
+
+def test_levelcheck_reports_gaps_blunders_and_resumes(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    profile = write_profile(tmp_path / "p.json")
+    out = tmp_path / "check"
+    assert _run(profile, out) == EXIT_OK
+    first = capsys.readouterr()
+    assert "levelcheck.json" in first.out and "| medium - easy |" in first.err
+    assert "[levelcheck adjacent] 8/8 games" in first.err
+    result = json.loads((out / "levelcheck.json").read_text())
+    assert (out / "levelcheck.md").read_text().startswith("# Level check: english")
+    assert (out / "levelcheck.png").read_bytes()[:4] == b"\x89PNG"
+
+    assert result["variant"] == "english" and result["seed"] == 5 and result["deck_part"] == "odd"
+    assert result["settings"]["pairs"] == 2 and result["cpu_count"] >= 1 and result["wall_seconds"] > 0
+    assert result["games_total"] == 8 and result["games_played_now"] == 8
+    assert result["batches_played_now"] == 4
+    easy_medium, medium_hard = result["adjacent"]
+    assert easy_medium["match"] == "medium - easy" and easy_medium["a"].endswith("p.json:medium")
+    assert easy_medium["games"] == 4 and easy_medium["pairs"] == 2
+    assert easy_medium["wins"] + easy_medium["draws"] + easy_medium["losses"] == 4
+    assert sum(easy_medium["pentanomial"].values()) == 2
+    assert easy_medium["claimed_gap"] == 200.0
+    low, high = easy_medium["claimed_gap_ci"]
+    assert low < 200.0 < high and high - 200.0 == pytest.approx((50.0**2 + 60.0**2) ** 0.5)
+    m_low, m_high = easy_medium["elo_ci"]
+    m_low = -float("inf") if m_low is None else m_low
+    m_high = float("inf") if m_high is None else m_high
+    assert easy_medium["reproduced"] == (m_low <= 200.0 <= m_high)
+    assert medium_hard["claimed_gap"] is None and medium_hard["reproduced"] is None  # hard has no Elo
+
+    levels = result["levels"]
+    assert set(levels) == {"easy", "medium", "hard"}
+    assert levels["medium"]["games"] == 8 and levels["easy"]["games"] == 4
+    for lv in levels.values():
+        b = lv["blunders"]
+        assert b["moves"] > 0 and b["depth"] == 4 and b["threshold"] == 100.0
+        assert 0.0 <= b["ci_low"] <= b["rate"] <= b["ci_high"] <= 1.0
+    assert levels["easy"]["nodes_per_move"] < levels["hard"]["nodes_per_move"]
+    games = pq.read_table(out / "levelcheck" / "adjacent" / "games" / "variant=english").to_pylist()
+    easy = levels["easy"]["spec"]
+    own = [g for g in games if easy in (g["white_player"], g["black_player"])]
+    nodes = sum(g["white_nodes"] if g["white_player"] == easy else g["black_nodes"] for g in own)
+    moves = sum((g["plies"] + 1) // 2 if (g["white_player"] == easy) == g["opening_fen"].startswith("W")
+                else g["plies"] // 2 for g in own)
+    assert levels["easy"]["nodes_per_move"] == pytest.approx(nodes / moves)  # only easy's own games
+    assert levels["easy"]["claimed_elo"] == 100.0 and levels["hard"]["claimed_elo"] is None
+
+    before = _batches(out)
+    assert len(before) == 4
+    assert _run(profile, out) == EXIT_OK
+    again = json.loads((out / "levelcheck.json").read_text())
+    assert again["games_played_now"] == 0 and again["batches_played_now"] == 0
+    assert _batches(out) == before  # nothing replayed or rewritten
+    assert again["adjacent"][0]["pentanomial"] == easy_medium["pentanomial"]
+
+    assert _run(profile, out, "--seed", "6") == EXIT_USAGE  # other games: another folder
+    assert "holds the games of another level check (settings that differ: seed;" in capsys.readouterr().err
+
+
+def test_baseline_of_the_same_variant_plays_every_level_pair(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path / "p.json")
+    base = write_profile(tmp_path / "base.json", claims=None)
+    out = tmp_path / "check"
+    args = ["levelcheck", str(profile), "--output", str(out), "--pairs", "1", "--batch-size", "2",
+            "--ply-cap", "20", "--in-process", "--blunder-positions", "50"]
+    assert main(args) == EXIT_OK  # first without a baseline: the baseline is added to the same folder
+    assert main([*args, "--baseline", str(base), "--baseline-pairs", "1"]) == EXIT_OK
+    result = json.loads((out / "levelcheck.json").read_text())
+    assert result["games_played_now"] == 18  # the adjacent games were resumed
+    assert [m["match"] for m in result["baseline_matches"]][:3] == [
+        "easy - baseline easy", "easy - baseline medium", "easy - baseline hard"]
+    assert len(result["baseline_matches"]) == 9 and result["games_total"] == 4 + 18
+    assert all(m["claimed_gap"] is None for m in result["baseline_matches"])
+    assert set(result["baseline_levels"]) == {"easy", "medium", "hard"}
+    assert result["baseline_levels"]["easy"]["games"] == 6
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = write_profile(tmp_path / "p.json")
+    out = tmp_path / "check"
+    assert _run(tmp_path / "missing.json", out) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "missing.json" in err
+
+    suicide = write_profile(tmp_path / "s.json", variant="suicide")
+    assert _run(profile, out, "--baseline", str(suicide)) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a suicide profile, but the checked profile is english" in err
+    assert _run(profile, out, "--claimed-from", str(suicide)) == EXIT_USAGE
+    assert _run(profile, out, "--batch-size", "3") == EXIT_USAGE
+    assert "--batch-size must be even" in capsys.readouterr().err
+    assert _run(profile, out, "--pairs", "0") == EXIT_USAGE
+    assert not list(out.rglob("*.parquet"))  # nothing was played
+
+
+def test_claimed_gap_needs_both_levels() -> None:
+    missing = claimed_gap((None, None), (10.0, (0.0, 20.0)))
+    assert missing["claimed_gap"] is None and missing["claimed_gap_ci"] is None
+    assert missing["claimed_b"] == {"elo": 10.0, "elo_ci": [0.0, 20.0]}
+    gap = claimed_gap((110.0, (80.0, 140.0)), (10.0, (-30.0, 50.0)))
+    assert gap["claimed_gap"] == 100.0 and gap["claimed_gap_ci"] == pytest.approx([50.0, 150.0])
+
+
+def test_a_sweep_keeps_a_finite_bound() -> None:
+    """Every pair won: the pentanomial interval collapses; the Wilson bound keeps a finite low end."""
+    from pipeline.ratings import pentanomial_stats
+
+    low, high, method = elo_interval(pentanomial_stats([0, 0, 0, 0, 20]))
+    assert 200 < low < 400 and high == float("inf") and method.startswith("wilson")
+    low, high, _ = elo_interval(pentanomial_stats([20, 0, 0, 0, 0]))
+    assert low == -float("inf") and -400 < high < -200
+    low, high, method = elo_interval(pentanomial_stats([1, 2, 3, 2, 1]))
+    assert method == "pentanomial" and low < 0 < high
+
+
+def test_cli_defaults_are_the_settings_defaults() -> None:
+    args = build_parser().parse_args(["levelcheck", "p.json", "--output", "d"])
+    parsed = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
+    assert parsed == LevelCheckSettings("p.json", "d")
