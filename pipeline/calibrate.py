@@ -2,9 +2,12 @@
 
 For each level (easy, medium, hard) an Optuna study searches that level's knobs (configured
 subset and ranges inside ``engine.params``) with the tuned weights. A trial plays pairs against
-the two ladder anchors nearest the target (one below and one above when the ladder spans it)
-and is rated by ONE fit of :func:`pipeline.ratings.fit_elo` over the ladder's games plus the
-trial's (random = 0), so the candidate's CI carries the ladder's uncertainty too. Objective:
+the pin and the two ladder anchors nearest the target (one below and one above when the ladder
+spans it) - the same opponents as the confirmation, so that a trial's rating and its
+confirmation measure the same thing even where the ladder is not perfectly transitive - and is
+rated by ONE fit of :func:`pipeline.ratings.fit_elo` over the ladder's games plus the trial's
+(the pin held at its ladder Elo), so the candidate's CI carries the ladder's uncertainty too.
+The first trials of a study are pure-depth points (:func:`seed_depth_trials`). Objective:
 ``|Elo - target| + compute_penalty * (mean nodes per move) / 1000`` (minimised).
 
 Pick, per level: among trials whose CI contains the target, the least compute (mean nodes per
@@ -27,6 +30,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pipeline.confirm import opponents
 from pipeline.jobconfig import LEVELS, CalibrateSection, Range, level_knobs, level_target
 from pipeline.ladder import ANCHOR, Ladder
 from pipeline.matchplan import Pairing
@@ -105,6 +109,41 @@ def level_profile(variant: str, name: str, weights: Mapping[str, float], knobs: 
     return LevelProfile.from_knobs(get_variant(variant), name, dict(weights), dict(knobs))
 
 
+#: Knobs whose HIGH end is the strong one (more search); every other searched knob (noise,
+#: random moves, temperature, ...) is strongest at its low end.
+_STRONG_HIGH = ("node_budget", "max_depth")
+#: Pure-depth trials enqueued at the start of a level's study, at most.
+MAX_DEPTH_SEEDS = 4
+
+
+def depth_seed_points(space: Sequence[Any]) -> list[dict[str, Any]]:
+    """One point per searched depth (the lowest few) with every other knob at its strongest.
+
+    Strength is a staircase in ``max_depth`` and smooth in the weakening knobs; showing the
+    sampler each step first lets it spend the remaining trials weakening the right depth.
+    """
+    by_name = {p.name: p for p in space}
+    depth = by_name.get("max_depth")
+    if depth is None:
+        return []
+    strongest: dict[str, Any] = {}
+    for p in space:
+        if p.kind in ("int", "float"):
+            value = p.high if p.name in _STRONG_HIGH else p.low
+            strongest[p.name] = int(value) if p.kind == "int" else float(value)
+    depths = range(int(depth.low), int(depth.high) + 1)[:MAX_DEPTH_SEEDS]
+    return [{**strongest, "max_depth": d} for d in depths]
+
+
+def seed_depth_trials(study: Any, space: Sequence[Any], trials: int) -> None:
+    """Enqueue :func:`depth_seed_points` into a fresh study (no trial yet), leaving at least half
+    of the ``trials`` to the sampler."""
+    if study.get_trials(deepcopy=False):
+        return
+    for point in depth_seed_points(space)[: max(trials // 2, 0)]:
+        study.enqueue_trial(point, user_attrs={"depth_seed": True})
+
+
 def objective(rating: Rating, target: float, nodes_per_move: float, penalty: float) -> float:
     return abs(rating.elo - target) + penalty * nodes_per_move / 1000.0
 
@@ -121,11 +160,11 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
     knobs = {**fixed, **params}
     name = f"{level}-t{slot:04d}"
     spec = inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
-    low, high = ladder.bracket(target)
+    opps = opponents(ladder, section.pin, target)
     stage = f"{CALIBRATE_DIR}/{level}/trial-{slot:04d}"
     started = time.perf_counter()
-    table = ctx.play(stage, [Pairing(spec, low.spec, section.pairs, stream=0),
-                             Pairing(spec, high.spec, section.pairs, stream=1)])
+    table = ctx.play(stage, [Pairing(spec, opp_spec, section.pairs, stream=j)
+                             for j, (_, opp_spec) in enumerate(opps)])
     seconds = time.perf_counter() - started
     rating = rate_on_ladder(ladder, table, name, section.pin)
     npm = player_nodes_per_move(table, name)
@@ -136,7 +175,7 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
         "score": rating.score, "prior_driven": rating.prior_driven, "nodes_per_move": npm,
         "target": target, "within_ci": rating.ci_low <= target <= rating.ci_high, "value": value,
         "hit": rating.ci_low <= target <= rating.ci_high and abs(rating.elo - target) <= section.tolerance,
-        "anchors": [low.name, high.name], "opponent_wins": win_score_summary(wins_against(table, name)),
+        "anchors": [n for n, _ in opps], "opponent_wins": win_score_summary(wins_against(table, name)),
         "games_per_second": table.num_rows / seconds if seconds > 0 else 0.0,
     }
     tell_trial(study, trial, value, user_attrs={"record": json.dumps(record, sort_keys=True)})
@@ -202,6 +241,7 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         study = studies[level]
         space, fixed = knob_space(level_knobs(section, level))
         target = level_target(section, level)
+        seed_depth_trials(study, space, section.trials)
         with tracker.start_study(study.study_name, params={"level": level, "target": target, "fixed": fixed,
                                                           "trials": section.trials, "pairs": section.pairs}):
             while remaining_trials(study, section.trials) > 0:

@@ -45,7 +45,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
                       rec: Mapping[str, Any], spec: str, candidate: int,
                       log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Play rounds against the pin and the bracketing anchors until the CI is narrow; rate."""
-    from pipeline.calibrate import rate_on_ladder
+    from pipeline.calibrate import rate_on_ladder  # calibrate imports this module
 
     target = level_target(section, level)
     opps = opponents(ladder, section.pin, target)

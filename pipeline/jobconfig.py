@@ -295,7 +295,8 @@ class CalibrateSection:
     medium_target: float = setting(doc="target Elo of medium", check=between(-5000, 5000))
     hard_target: float = setting(doc="target Elo of hard", check=between(-5000, 5000))
     trials: int = setting(10, doc="trials per level", check=between(1, 10_000))
-    pairs: int = setting(10, doc="game pairs per trial against EACH of the two nearest anchors",
+    pairs: int = setting(10, doc="game pairs per trial against EACH opponent: the pin and the two anchors "
+                                 "bracketing the target",
                          check=between(1, 100_000))
     compute_penalty: float = setting(1.0, doc="objective cost in Elo per 1000 nodes per move",
                                      check=between(0.0, 1e6))

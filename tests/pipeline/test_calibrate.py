@@ -135,3 +135,25 @@ def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() ->
     d1 = ladder.anchor("d1").elo
     assert [n for n, _ in opponents(ladder, "d1", d1 - 10)] == ["d1", "d1r50"]
     assert [n for n, _ in opponents(ladder, "random", d1 + 10)] == ["random", "d1", "d2"]
+
+
+def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
+    import optuna
+
+    from pipeline.calibrate import depth_seed_points, seed_depth_trials
+
+    space, _ = knob_space(parse_knob_ranges("max_depth=2:8, noise_sigma=10:40, node_budget=300:30000"))
+    points = depth_seed_points(space)
+    assert [p["max_depth"] for p in points] == [2, 3, 4, 5]
+    assert all(p["noise_sigma"] == 10.0 and p["node_budget"] == 30000 for p in points)
+    assert depth_seed_points(knob_space(parse_knob_ranges("noise_sigma=0:40"))[0]) == []
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study()
+    seed_depth_trials(study, space, trials=6)  # at most half the trials are seeds
+    from pipeline.studies import ask_trial
+
+    drawn = [ask_trial(study, space)[1] for _ in range(3)]
+    assert [d["max_depth"] for d in drawn] == [2, 3, 4] and drawn[0]["noise_sigma"] == 10.0
+    seed_depth_trials(study, space, trials=6)  # a study with trials gets no more seeds
+    assert len([t for t in study.get_trials(deepcopy=False) if t.state.name == "WAITING"]) == 0
