@@ -328,7 +328,10 @@ def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection
                                          "step_pairs": section.confirm_step_pairs,
                                          "max_pairs": section.confirm_max_pairs,
                                          "half_width": section.confirm_half_width}):
-            rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log)
+            space, _ = knob_space(level_knobs(section, level))
+            ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
+            rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,
+                                             ranges=ranges, trials=by_level[level])
             metrics = level_metrics(level, elo=conf["elo"], ci=(conf["ci"][0], conf["ci"][1]),
                                     target_elo=rec["target"], nodes_per_move=conf["nodes_per_move"],
                                     games=conf["games"], score=conf["score"])
@@ -343,7 +346,9 @@ def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection
 def _describe(rec: Mapping[str, Any]) -> str:
     if "confirm" in rec:
         c = rec["confirm"]
-        return (f"target {rec['target']:+.0f} (pin {c['pin']}); trial {rec['number']}, confirmed by "
+        origin = ("knobs proposed after a missed confirmation" if rec.get("proposed")
+                  else f"trial {rec['number']}")
+        return (f"target {rec['target']:+.0f} (pin {c['pin']}); {origin}, confirmed by "
                 f"{c['games']} fresh games against {' and '.join(c['opponents'])}: Elo {c['elo']:+.0f} "
                 f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}]; {c['nodes_per_move']:.0f} nodes per move")
     return (f"target {rec['target']:+.0f}; trial {rec['number']} ({rec['games']} games against "

@@ -67,7 +67,8 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
                                 seed=ctx.run_seed + rounds)
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
-            log(f"confirm {level} (trial {rec['number']}) round {rounds}: Elo {rating.elo:+.0f} "
+            origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
+            log(f"confirm {level} ({origin}) round {rounds}: Elo {rating.elo:+.0f} "
                 f"[{rating.ci_low:+.0f}, {rating.ci_high:+.0f}] (half-width {half:.0f}, "
                 f"target {target:+.0f}), "
                 f"{rounds * step} pairs per opponent")
@@ -85,19 +86,107 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     }
 
 
+#: Continuous knobs that weaken a level as they grow, tried in this order when a confirmed
+#: level misses its target (Elo falls as they rise).
+ADJUSTABLE = ("noise_sigma", "random_move_prob", "temperature")
+#: Slot numbers of proposed (not trial) candidates start here.
+PROPOSAL_SLOT = 9000
+
+
 def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
                   ranked: Sequence[Mapping[str, Any]], spec_of: Callable[[Mapping[str, Any]], str],
-                  log: Callable[[str], None] | None = None) -> tuple[Mapping[str, Any], dict[str, Any],
-                                                                     list[dict[str, Any]]]:
-    """Confirm ranked candidates in order until one hits: (its trial record, its confirmation,
-    every confirmation made). Without a hit: the confirmation nearest the target."""
+                  log: Callable[[str], None] | None = None,
+                  ranges: Mapping[str, tuple[float, float]] | None = None,
+                  trials: Sequence[Mapping[str, Any]] = ()) -> tuple[Mapping[str, Any], dict[str, Any],
+                                                                    list[dict[str, Any]]]:
+    """Confirm candidates until one hits: (its record, its confirmation, every confirmation made).
+
+    The first candidate is the pick. After a miss the next one is a *proposal* when the level
+    has an adjustable weakening knob (:data:`ADJUSTABLE`): the missed candidate's knobs with that
+    knob moved by a Newton step, ``(target - confirmed Elo) / slope``, where the slope comes from
+    two confirmed points on the same line when there are two, else from a weighted regression
+    over the level's trials at the same depth. Without a usable slope, the next-ranked trial.
+    Without a hit: the confirmation nearest the target.
+    """
+    target = level_target(section, level)
     tried: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
-    for k, rec in enumerate(ranked[: section.confirm_candidates]):
+    queue = list(ranked)
+    for k in range(section.confirm_candidates):
+        rec = None
+        if tried:
+            proposal = propose(tried, trials, target, ranges or {})
+            if proposal is not None:
+                rec = proposal_record(tried[0][0], proposal, k, ranked)
+        if rec is None:
+            done = {r["number"] for r, _ in tried}
+            rest = [r for r in queue if r["number"] not in done]
+            if not rest:
+                break
+            rec = rest[0]
         result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log)
         tried.append((rec, result))
         if result["hit"]:
             break
     hits = [t for t in tried if t[1]["hit"]]
-    target = level_target(section, level)
     rec, result = hits[0] if hits else min(tried, key=lambda t: abs(t[1]["elo"] - target))
-    return rec, result, [r for _, r in tried]
+    return rec, result, [{**r, "knobs": dict(c["knobs"])} for c, r in tried]
+
+
+def proposal_record(template: Mapping[str, Any], knobs: Mapping[str, Any], k: int,
+                    ranked: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A candidate record for proposed knobs (no trial games; the confirmation rates it)."""
+    from pipeline.stagectx import win_score_summary
+
+    slot = PROPOSAL_SLOT + k
+    return {**template, "number": None, "slot": slot, "knobs": dict(knobs), "proposed": True,
+            "stage": f"calibrate/{template['level_name']}/confirm-{slot:04d}/round-000",
+            "elo": None, "ci": [None, None], "games": 0, "score": None, "within_ci": False, "hit": False,
+            "value": None, "opponent_wins": win_score_summary([]), "nodes_per_move": 0.0}
+
+
+def _same_line(a: Mapping[str, Any], b: Mapping[str, Any], knob: str) -> bool:
+    return {k: v for k, v in a.items() if k != knob} == {k: v for k, v in b.items() if k != knob}
+
+
+def _regression_slope(points: Sequence[tuple[float, float, float]]) -> float | None:
+    """Weighted least-squares slope of (x, y, weight) points; None when x does not vary."""
+    if len(points) < 3:
+        return None
+    w = sum(p[2] for p in points)
+    mx = sum(p[0] * p[2] for p in points) / w
+    my = sum(p[1] * p[2] for p in points) / w
+    sxx = sum(p[2] * (p[0] - mx) ** 2 for p in points)
+    if sxx <= 0:
+        return None
+    return sum(p[2] * (p[0] - mx) * (p[1] - my) for p in points) / sxx
+
+
+def propose(tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], trials: Sequence[Mapping[str, Any]],
+            target: float, ranges: Mapping[str, tuple[float, float]]) -> dict[str, Any] | None:
+    """Knobs for the next confirmation by a Newton step on one weakening knob, or None."""
+    knob = next((name for name in ADJUSTABLE if name in ranges), None)
+    if knob is None:
+        return None
+    base_rec, base = min(tried, key=lambda t: abs(t[1]["elo"] - target))
+    knobs = dict(base_rec["knobs"])
+    if knob not in knobs:
+        return None
+    line = sorted(((float(r["knobs"][knob]), float(c["elo"])) for r, c in tried
+                   if _same_line(r["knobs"], knobs, knob)), key=lambda p: abs(p[1] - target))
+    slope = None
+    if len(line) >= 2 and line[0][0] != line[1][0]:
+        slope = (line[1][1] - line[0][1]) / (line[1][0] - line[0][0])
+    if slope is None or slope >= 0:
+        points = []
+        for t in trials:
+            if t["knobs"].get("max_depth") == knobs.get("max_depth") and knob in t["knobs"]:
+                half = (t["ci"][1] - t["ci"][0]) / 2.0 / 1.96
+                points.append((float(t["knobs"][knob]), float(t["elo"]), 1.0 / max(half, 1.0) ** 2))
+        slope = _regression_slope(points)
+    if slope is None or slope >= 0:
+        return None
+    low, high = ranges[knob]
+    value = min(max(float(knobs[knob]) + (target - float(base["elo"])) / slope, low), high)
+    if any(abs(value - x) < 1e-9 * max(1.0, abs(x)) for x, _ in line):
+        return None  # already measured there (e.g. clipped at the range's end): nothing new to learn
+    return {**knobs, knob: value}

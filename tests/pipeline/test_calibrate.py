@@ -157,3 +157,32 @@ def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
     assert [d["max_depth"] for d in drawn] == [2, 3, 4] and drawn[0]["noise_sigma"] == 10.0
     seed_depth_trials(study, space, trials=6)  # a study with trials gets no more seeds
     assert len([t for t in study.get_trials(deepcopy=False) if t.state.name == "WAITING"]) == 0
+
+
+def _trial(number: int, depth: int, noise: float, elo: float) -> dict[str, Any]:
+    return {"number": number, "knobs": {"max_depth": depth, "noise_sigma": noise, "node_budget": 5000},
+            "elo": elo, "ci": [elo - 100, elo + 100]}
+
+
+def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() -> None:
+    from pipeline.confirm import propose
+
+    # trials at depth 3 fall about 4 Elo per unit of noise; depth 2 trials must be ignored
+    trials = [_trial(0, 3, 80, 2160), _trial(1, 3, 120, 2000), _trial(2, 3, 150, 1780), _trial(3, 3, 200, 1600),
+              _trial(4, 2, 10, 900)]
+    ranges = {"noise_sigma": (0.0, 200.0), "max_depth": (1.0, 3.0)}
+    picked = trials[2]
+    step = propose([(picked, {"elo": 1980.0})], trials, 1800.0, ranges)
+    assert step is not None and step["max_depth"] == 3
+    assert 180 < step["noise_sigma"] < 200  # 150 + 180 / ~4.3
+    # with two confirmed points on the line, their secant sets the slope (here 2 Elo per unit)
+    second = {**picked, "knobs": {**picked["knobs"], "noise_sigma": 190.0}}
+    step2 = propose([(picked, {"elo": 1980.0}), (second, {"elo": 1900.0})], trials, 1800.0, ranges)
+    assert step2 is not None and step2["noise_sigma"] == 200.0  # 190 + 100 / 2 = 240, clipped to the range
+    # clipped onto a point already measured: nothing new to learn
+    third = {**picked, "knobs": {**picked["knobs"], "noise_sigma": 200.0}}
+    assert propose([(second, {"elo": 1900.0}), (third, {"elo": 1850.0})], trials, 1800.0, ranges) is None
+    # no weakening knob (hard): no proposal; a rising slope (nonsense): no proposal
+    assert propose([(picked, {"elo": 1980.0})], trials, 1800.0, {"node_budget": (300.0, 3e4)}) is None
+    rising = [_trial(i, 3, 50.0 * i, 1500.0 + 100 * i) for i in range(4)]
+    assert propose([(rising[1], {"elo": 1980.0})], rising, 1800.0, ranges) is None

@@ -198,6 +198,9 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         assert conf["pin"] == "d1" and conf["opponents"][0] == "d1" and conf["rounds"] == 1
         assert conf["games"] == 4 * len(conf["opponents"]) == rec["games"]
         assert rec["elo"] == conf["elo"] and "trial_elo" in rec
+        assert len(conf["candidates"]) == 2 and not rec["hit"]  # the half-width bound (1 Elo) is never met
+    assert result["levels"]["easy"]["confirm"]["candidates"][1]["knobs"]["random_move_prob"] != \
+        result["levels"]["easy"]["confirm"]["candidates"][0]["knobs"]["random_move_prob"]
     assert seconds < 180
     # same config again: refused without --resume, a no-op with it
     again = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
