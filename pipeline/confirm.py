@@ -16,6 +16,7 @@ criterion was met. When it misses, the next-ranked trial is confirmed, up to
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -86,9 +87,11 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     }
 
 
-#: Continuous knobs that weaken a level as they grow, tried in this order when a confirmed
-#: level misses its target (Elo falls as they rise).
-ADJUSTABLE = ("noise_sigma", "random_move_prob", "temperature")
+#: Continuous knobs a missed confirmation may adjust, in this order of preference, with the sign
+#: of their effect on Elo (noise, random moves and temperature weaken; a node budget
+#: strengthens). The budget is stepped on a log scale, where its effect is closer to linear.
+ADJUSTABLE: dict[str, int] = {"noise_sigma": -1, "random_move_prob": -1, "temperature": -1, "node_budget": 1}
+_LOG_SCALE = ("node_budget",)
 #: Slot numbers of proposed (not trial) candidates start here.
 PROPOSAL_SLOT = 9000
 
@@ -161,32 +164,43 @@ def _regression_slope(points: Sequence[tuple[float, float, float]]) -> float | N
     return sum(p[2] * (p[0] - mx) * (p[1] - my) for p in points) / sxx
 
 
+def _to_axis(knob: str, value: float) -> float:
+    return math.log(value) if knob in _LOG_SCALE else value
+
+
+def _from_axis(knob: str, x: float) -> float:
+    return math.exp(x) if knob in _LOG_SCALE else x
+
+
 def propose(tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], trials: Sequence[Mapping[str, Any]],
             target: float, ranges: Mapping[str, tuple[float, float]]) -> dict[str, Any] | None:
-    """Knobs for the next confirmation by a Newton step on one weakening knob, or None."""
+    """Knobs for the next confirmation by a Newton step on one adjustable knob, or None."""
     knob = next((name for name in ADJUSTABLE if name in ranges), None)
     if knob is None:
         return None
+    sign = ADJUSTABLE[knob]
     base_rec, base = min(tried, key=lambda t: abs(t[1]["elo"] - target))
     knobs = dict(base_rec["knobs"])
     if knob not in knobs:
         return None
-    line = sorted(((float(r["knobs"][knob]), float(c["elo"])) for r, c in tried
+    line = sorted(((_to_axis(knob, float(r["knobs"][knob])), float(c["elo"])) for r, c in tried
                    if _same_line(r["knobs"], knobs, knob)), key=lambda p: abs(p[1] - target))
     slope = None
     if len(line) >= 2 and line[0][0] != line[1][0]:
         slope = (line[1][1] - line[0][1]) / (line[1][0] - line[0][0])
-    if slope is None or slope >= 0:
+    if slope is None or slope * sign <= 0:
         points = []
         for t in trials:
             if t["knobs"].get("max_depth") == knobs.get("max_depth") and knob in t["knobs"]:
                 half = (t["ci"][1] - t["ci"][0]) / 2.0 / 1.96
-                points.append((float(t["knobs"][knob]), float(t["elo"]), 1.0 / max(half, 1.0) ** 2))
+                points.append((_to_axis(knob, float(t["knobs"][knob])), float(t["elo"]),
+                               1.0 / max(half, 1.0) ** 2))
         slope = _regression_slope(points)
-    if slope is None or slope >= 0:
+    if slope is None or slope * sign <= 0:
         return None
-    low, high = ranges[knob]
-    value = min(max(float(knobs[knob]) + (target - float(base["elo"])) / slope, low), high)
-    if any(abs(value - x) < 1e-9 * max(1.0, abs(x)) for x, _ in line):
+    low, high = (_to_axis(knob, v) for v in ranges[knob])
+    x = min(max(_to_axis(knob, float(knobs[knob])) + (target - float(base["elo"])) / slope, low), high)
+    if any(abs(x - seen) < 1e-9 * max(1.0, abs(seen)) for seen, _ in line):
         return None  # already measured there (e.g. clipped at the range's end): nothing new to learn
-    return {**knobs, knob: value}
+    value = _from_axis(knob, x)
+    return {**knobs, knob: round(value) if isinstance(knobs[knob], int) else value}

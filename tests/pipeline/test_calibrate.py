@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -168,7 +169,8 @@ def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() ->
     from pipeline.confirm import propose
 
     # trials at depth 3 fall about 4 Elo per unit of noise; depth 2 trials must be ignored
-    trials = [_trial(0, 3, 80, 2160), _trial(1, 3, 120, 2000), _trial(2, 3, 150, 1780), _trial(3, 3, 200, 1600),
+    trials = [_trial(0, 3, 80, 2160), _trial(1, 3, 120, 2000), _trial(2, 3, 150, 1780),
+              _trial(3, 3, 200, 1600),
               _trial(4, 2, 10, 900)]
     ranges = {"noise_sigma": (0.0, 200.0), "max_depth": (1.0, 3.0)}
     picked = trials[2]
@@ -186,3 +188,18 @@ def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() ->
     assert propose([(picked, {"elo": 1980.0})], trials, 1800.0, {"node_budget": (300.0, 3e4)}) is None
     rising = [_trial(i, 3, 50.0 * i, 1500.0 + 100 * i) for i in range(4)]
     assert propose([(rising[1], {"elo": 1980.0})], rising, 1800.0, ranges) is None
+
+
+def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
+    from pipeline.confirm import propose
+
+    def hard(number: int, budget: int, elo: float) -> dict[str, Any]:
+        return {"number": number, "knobs": {"max_depth": 6, "node_budget": budget}, "elo": elo,
+                "ci": [elo - 100, elo + 100]}
+
+    # +100 Elo per e-fold of budget at depth 6
+    trials = [hard(i, b, 2500 + 100 * math.log(b / 1000)) for i, b in enumerate((1000, 3000, 9000, 27000))]
+    ranges = {"node_budget": (300.0, 30000.0), "max_depth": (4.0, 10.0)}
+    step = propose([(trials[2], {"elo": 2800.0})], trials, 2700.0, ranges)
+    assert step is not None and isinstance(step["node_budget"], int)
+    assert step["node_budget"] == pytest.approx(9000 / math.e, rel=0.02)
