@@ -121,11 +121,9 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
             if proposal is not None:
                 rec = proposal_record(tried[0][0], proposal, k, ranked)
         if rec is None:
-            done = {r["number"] for r, _ in tried}
-            rest = [r for r in queue if r["number"] not in done]
-            if not rest:
+            rec = next_trial(queue, tried, target)
+            if rec is None:
                 break
-            rec = rest[0]
         result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log)
         tried.append((rec, result))
         if result["hit"]:
@@ -133,6 +131,30 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     hits = [t for t in tried if t[1]["hit"]]
     rec, result = hits[0] if hits else min(tried, key=lambda t: abs(t[1]["elo"] - target))
     return rec, result, [{**r, "knobs": dict(c["knobs"])} for c, r in tried]
+
+
+def _signature(rec: Mapping[str, Any]) -> tuple[Any, Any]:
+    """Trials with the same Elo and nodes per move played the same games (e.g. a node budget that
+    never binds): one is confirmed for all."""
+    return (rec.get("elo"), rec.get("nodes_per_move"))
+
+
+def next_trial(ranked: Sequence[Mapping[str, Any]],
+               tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], target: float) -> Mapping[str, Any] | None:
+    """The best-ranked trial not yet confirmed and not a clone of one, preferring trials that
+    rated on the far side of the nearest miss (a miss below the target looks for stronger
+    trials, one above it for weaker ones)."""
+    seen = {_signature(r) for r, _ in tried}
+    rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen]
+    if not rest:
+        return None
+    near_rec, near = min(tried, key=lambda t: abs(t[1]["elo"] - target))
+    if near_rec.get("elo") is not None:
+        up = near["elo"] < target
+        onward = [r for r in rest if (r["elo"] > near_rec["elo"]) == up and r["elo"] != near_rec["elo"]]
+        if onward:
+            return onward[0]
+    return rest[0]
 
 
 def proposal_record(template: Mapping[str, Any], knobs: Mapping[str, Any], k: int,

@@ -203,3 +203,19 @@ def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
     step = propose([(trials[2], {"elo": 2800.0})], trials, 2700.0, ranges)
     assert step is not None and isinstance(step["node_budget"], int)
     assert step["node_budget"] == pytest.approx(9000 / math.e, rel=0.02)
+
+
+def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
+    from pipeline.confirm import next_trial
+
+    def rec(number: int, elo: float, nodes: float) -> dict[str, Any]:
+        return {"number": number, "elo": elo, "nodes_per_move": nodes, "knobs": {}}
+
+    ranked = [rec(11, 2664, 457), rec(0, 2663, 461), rec(5, 2663, 461), rec(19, 2740, 1041),
+              rec(3, 2600, 300)]
+    # trial 11 confirmed below the target: trial 0 and 5 are other depth-4 searches that rated
+    # lower still, so the next one worth confirming is the stronger trial 19
+    assert next_trial(ranked, [(ranked[0], {"elo": 2626.0})], 2700.0)["number"] == 19  # type: ignore[index]
+    assert next_trial(ranked, [(ranked[0], {"elo": 2750.0})], 2700.0)["number"] == 0  # type: ignore[index]
+    tried = [(r, {"elo": 2626.0}) for r in ranked]
+    assert next_trial(ranked, tried, 2700.0) is None
