@@ -92,6 +92,8 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
 #: strengthens). The budget is stepped on a log scale, where its effect is closer to linear.
 ADJUSTABLE: dict[str, int] = {"noise_sigma": -1, "random_move_prob": -1, "temperature": -1, "node_budget": 1}
 _LOG_SCALE = ("node_budget",)
+#: A proposal closer than this share of the knob's range to a confirmed point is not worth games.
+MIN_STEP = 0.02
 #: Slot numbers of proposed (not trial) candidates start here.
 PROPOSAL_SLOT = 9000
 
@@ -140,7 +142,8 @@ def _signature(rec: Mapping[str, Any]) -> tuple[Any, Any]:
 
 
 def next_trial(ranked: Sequence[Mapping[str, Any]],
-               tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], target: float) -> Mapping[str, Any] | None:
+               tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+               target: float) -> Mapping[str, Any] | None:
     """The best-ranked trial not yet confirmed and not a clone of one, preferring trials that
     rated on the far side of the nearest miss (a miss below the target looks for stronger
     trials, one above it for weaker ones)."""
@@ -222,7 +225,7 @@ def propose(tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], trials
         return None
     low, high = (_to_axis(knob, v) for v in ranges[knob])
     x = min(max(_to_axis(knob, float(knobs[knob])) + (target - float(base["elo"])) / slope, low), high)
-    if any(abs(x - seen) < 1e-9 * max(1.0, abs(seen)) for seen, _ in line):
-        return None  # already measured there (e.g. clipped at the range's end): nothing new to learn
+    if any(abs(x - seen) < MIN_STEP * (high - low) for seen, _ in line):
+        return None  # (nearly) measured there already, e.g. clipped at the range's end: nothing to learn
     value = _from_axis(knob, x)
     return {**knobs, knob: round(value) if isinstance(knobs[knob], int) else value}
