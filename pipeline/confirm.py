@@ -149,8 +149,8 @@ def next_trial(ranked: Sequence[Mapping[str, Any]],
     trials, one above it for weaker ones)."""
     seen = {_signature(r) for r, _ in tried}
     rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen]
-    if not rest:
-        return None
+    if not rest or not tried:
+        return rest[0] if rest else None
     near_rec, near = min(tried, key=lambda t: abs(t[1]["elo"] - target))
     if near_rec.get("elo") is not None:
         up = near["elo"] < target

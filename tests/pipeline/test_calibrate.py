@@ -219,3 +219,4 @@ def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
     assert next_trial(ranked, [(ranked[0], {"elo": 2750.0})], 2700.0)["number"] == 0  # type: ignore[index]
     tried = [(r, {"elo": 2626.0}) for r in ranked]
     assert next_trial(ranked, tried, 2700.0) is None
+    assert next_trial(ranked, [], 2700.0) is ranked[0]  # the first candidate is the pick
