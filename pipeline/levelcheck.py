@@ -3,9 +3,11 @@
 After the main job exported a profile, this plays fresh colour-swapped pairs (own seed, own deck
 part) and reports, from its own games only:
 
-- the adjacent gaps: medium against easy and hard against medium, Elo with a 95 % CI from the
-  pentanomial (pair) statistics, next to the gap the profile claims (``provenance.levels.*.elo``
-  of the profile, or of ``--claimed-from``); ``reproduced`` = the claimed gap lies in the CI;
+- the adjacent gaps: medium against easy and hard against medium, as a Davidson-model gap with a
+  pair-bootstrap 95 % CI (the scale the calibration's claims are on, see :func:`davidson_gap`)
+  and as the score-based pentanomial Elo, next to the gap the profile claims
+  (``provenance.levels.*.elo`` of the profile, or of ``--claimed-from``); ``reproduced`` = the
+  claimed gap lies in the Davidson CI;
 - with ``--baseline``: every level against every level of another profile of the same variant;
 - each level's blunder rate (``pipeline.blunders``: material-only search, depth
   ``--blunder-depth``) and mean search nodes per move.
@@ -232,6 +234,31 @@ def elo_interval(stats: ScoreStats) -> tuple[float, float, str]:
     return -math.inf, score_to_elo(1.0 - bound), "wilson (every pair lost)"
 
 
+#: Bootstrap resamples (of whole pairs) behind the Davidson-scale gap's CI.
+DAVIDSON_BOOTSTRAP = 400
+
+
+def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, Any]:
+    """A's Elo over B on the SAME scale as the calibration's claims, with a pair-bootstrap CI.
+
+    The claims come from :func:`pipeline.ratings.fit_elo` (the Davidson model), where a gap is
+    set by the win/loss ratio and draws only inform the draw parameter. The score-based
+    (logistic) Elo of a pentanomial summary counts a draw as half a win, so with many draws it
+    reads the same games as a smaller gap (english's ladder has nu ~ 1: a +500 Davidson gap
+    scores like +400 logistic). Comparing a claim with the logistic number would be comparing
+    two scales. Colour-swapped pairs make the first-move advantage cancel, so it is fixed at 0.
+    """
+    from pipeline.ratings import GameResults, fit_elo
+
+    games = GameResults.from_arrays(["A"] * len(rows), ["B"] * len(rows),
+                                    [float(r["result_a"]) for r in rows], [int(r["pair_id"]) for r in rows])
+    fit = fit_elo(games, "B", 0.0, advantage=0.0, ci_method="bootstrap", n_bootstrap=DAVIDSON_BOOTSTRAP,
+                  seed=seed)
+    a = fit["A"]
+    return {"elo": a.elo, "ci": [a.ci_low, a.ci_high], "prior_driven": a.prior_driven,
+            "draw_nu": fit.draw_nu.value, "ci_method": f"pair bootstrap ({DAVIDSON_BOOTSTRAP})"}
+
+
 def rate_games(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Pentanomial score, Elo of A over B with a 95 % CI, and W/D/L of A, from one pairing's games.
 
@@ -247,13 +274,15 @@ def rate_games(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     low, high, method = elo_interval(stats)
     wins = sum(r["result_a"] == 1.0 for r in rows)
     draws = sum(r["result_a"] == 0.5 for r in rows)
+    davidson = davidson_gap(rows)
     return {
         "games": len(rows), "pairs": len(pairs), "wins": wins, "draws": draws,
         "losses": len(rows) - wins - draws, "score": stats.score,
         "score_ci": [elo_to_score(low), elo_to_score(high)], "elo": _finite(stats.elo),
         "elo_ci": [_finite(low), _finite(high)], "ci_method": method, "los": stats.los,
         "pentanomial": dict(zip(["0", "0.5", "1", "1.5", "2"], counts, strict=True)),
-        "_ci": (low, high),
+        "davidson": davidson,
+        "_ci": tuple(davidson["ci"]),  # the verdict compares claims on their own (Davidson) scale
     }
 
 
@@ -463,15 +492,19 @@ def _yes_no(value: bool | None) -> str:
 
 
 def _match_table(matches: Sequence[Mapping[str, Any]]) -> list[str]:
-    lines = ["| match (A - B) | games | W/D/L (A) | score | measured gap [95 % CI] | "
-             "claimed gap [approx. 95 %] | reproduced | intervals overlap |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| match (A - B) | games | W/D/L (A) | score | measured gap, Davidson [95 % CI] | "
+             "claimed gap [approx. 95 %] | reproduced | intervals overlap | "
+             "score-based (logistic) Elo [CI] |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for m in matches:
         measured = _elo(m["elo"], m["score"])
         claimed = _with_ci(m["claimed_gap"], m["claimed_gap_ci"])
+        d = m["davidson"]
+        flag = " (prior-driven)" if d["prior_driven"] else ""
         lines.append(f"| {m['match']} | {m['games']} | {m['wins']}/{m['draws']}/{m['losses']} | "
-                     f"{m['score']:.3f} | {measured} {_ci(m['elo_ci'], m['score_ci'])} | {claimed} | "
-                     f"{_yes_no(m['reproduced'])} | {_yes_no(m['consistent'])} |")
+                     f"{m['score']:.3f} | {d['elo']:+.0f} [{d['ci'][0]:+.0f}, {d['ci'][1]:+.0f}]{flag} | "
+                     f"{claimed} | {_yes_no(m['reproduced'])} | {_yes_no(m['consistent'])} | "
+                     f"{measured} {_ci(m['elo_ci'], m['score_ci'])} |")
     return lines
 
 
@@ -534,15 +567,17 @@ def gap_plot(matches: Sequence[Mapping[str, Any]], path: Path, title: str) -> Pa
     from pipeline.plots import _save  # noqa: I001 - first: it selects the Agg backend before pyplot loads
     import matplotlib.pyplot as plt
 
-    finite = [abs(v) for m in matches for v in (m["elo"], *(m["elo_ci"]), m["claimed_gap"]) if v is not None]
+    finite = [abs(v) for m in matches
+              for v in (m["davidson"]["elo"], *(m["davidson"]["ci"]), m["claimed_gap"]) if v is not None]
     limit = max([400.0, *finite]) * 1.15
     y = np.arange(len(matches))[::-1]
     fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(matches)))
-    labels = {"measured": "measured, 95 % CI", "claimed": "claimed (approx. 95 %)"}
+    labels = {"measured": "measured (Davidson scale), 95 % CI", "claimed": "claimed (approx. 95 %)"}
     for i, m in zip(y, matches, strict=True):
-        elo = _clip(m["elo"], m["score"], limit)
-        low, high = (_clip(v, sc, limit) for v, sc in zip(m["elo_ci"], m["score_ci"], strict=True))
-        marker = "o" if m["elo"] is not None else (">" if m["score"] >= 0.5 else "<")  # infinite: an arrow
+        d = m["davidson"]
+        elo = _clip(d["elo"], m["score"], limit)
+        low, high = (_clip(v, m["score"], limit) for v in d["ci"])
+        marker = ">" if d["prior_driven"] and m["score"] >= 0.5 else "<" if d["prior_driven"] else "o"
         ax.errorbar([elo], [i], xerr=[[max(0.0, elo - low)], [max(0.0, high - elo)]], fmt=marker,
                     color="tab:blue", capsize=4, label=labels.pop("measured", None))
         if m["claimed_gap"] is not None:

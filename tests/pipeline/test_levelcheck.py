@@ -176,3 +176,22 @@ def test_cli_defaults_are_the_settings_defaults() -> None:
     args = build_parser().parse_args(["levelcheck", "p.json", "--output", "d"])
     parsed = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
     assert parsed == LevelCheckSettings("p.json", "d")
+
+
+def test_the_davidson_gap_reads_the_win_loss_ratio_whatever_the_draws() -> None:
+    import math
+
+    from pipeline.levelcheck import davidson_gap, rate_games
+
+    def rows(wins: int, draws: int, losses: int) -> list[dict[str, object]]:
+        results = [1.0] * wins + [0.5] * draws + [0.0] * losses
+        return [{"pair_id": i // 2, "result_a": r, "game_id": i} for i, r in enumerate(results)]
+
+    few_draws, many_draws = rows(160, 0, 40), rows(160, 200, 40)
+    expected = 400 * math.log10(4)  # W/L = 4 in both
+    assert davidson_gap(few_draws)["elo"] == pytest.approx(expected, abs=15)
+    assert davidson_gap(many_draws)["elo"] == pytest.approx(expected, abs=15)
+    # the score-based Elo of the drawish match is far smaller: the two scales differ
+    assert rate_games(many_draws)["elo"] < expected - 80
+    low, high = davidson_gap(many_draws)["ci"]
+    assert low < expected < high
