@@ -5,7 +5,7 @@
 #   experiments/calibration/finish.sh VARIANT BASELINE_PROFILE CHECK_SEED [PAIRS] [BASELINE_PAIRS]
 set -euo pipefail
 variant=$1 baseline=$2 seed=$3 pairs=${4:-150} baseline_pairs=${5:-20}
-config=configs/runs/calibration/$variant.toml
+config=${CONFIG:-configs/runs/calibration/$variant.toml}
 out=experiments/2026-11-29-$variant-calibration
 run_id=$(python -c "
 from pipeline.mainjob import JobOptions, load_job_config
