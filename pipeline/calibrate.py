@@ -62,12 +62,12 @@ class Rating:
     prior_driven: bool
 
 
-def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR, *, bootstrap: int = 0,
-                   seed: int = 0) -> Rating:
-    """Fit ladder games + ``table``'s games together and read ``name``'s rating.
+def rate_many(ladder: Ladder, table: pa.Table, names: Sequence[str], pin: str = ANCHOR, *,
+              bootstrap: int = 0, seed: int = 0) -> dict[str, Rating]:
+    """Fit ladder games + ``table``'s games together and read the ratings of ``names``.
 
-    ``pin`` (a ladder anchor) is held at its ladder Elo, so the CI is relative to it. With
-    ``bootstrap`` > 0 the CI resamples whole game pairs of ``table`` (and single ladder games,
+    ``pin`` (a ladder anchor) is held at its ladder Elo, so the CIs are relative to it. With
+    ``bootstrap`` > 0 the CIs resample whole game pairs of ``table`` (and single ladder games,
     whose pairing the stored counts do not keep) instead of using the Hessian.
     """
     ladder_games = ladder.game_results()
@@ -82,8 +82,17 @@ def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR
         np.concatenate([ladder_games.result, trial.result]), pair_id)
     fit = fit_elo(games, pin, ladder.anchor(pin).elo, ci_method="bootstrap" if bootstrap else "hessian",
                   n_bootstrap=max(bootstrap, 20), seed=seed)
-    r = fit[name]
-    return Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
+    out = {}
+    for name in names:
+        r = fit[name]
+        out[name] = Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
+    return out
+
+
+def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR, *, bootstrap: int = 0,
+                   seed: int = 0) -> Rating:
+    """:func:`rate_many` for one player."""
+    return rate_many(ladder, table, [name], pin, bootstrap=bootstrap, seed=seed)[name]
 
 
 def knob_space(ranges: Sequence[Range]) -> tuple[list[Any], dict[str, Any]]:
@@ -272,6 +281,12 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     if section.confirm_step_pairs:
         picks, confirmations = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies,
                                                tracker, log)
+        if section.confirm_joint_pairs:
+            from pipeline.confirm import joint_rating
+
+            joint_rating(ctx, ladder, section, picks, confirmations, weights, log)
+        for conf in confirmations.values():
+            conf.pop("_table", None)  # games stay in Parquet; the result file holds numbers
         elos = [confirmations[level]["elo"] for level in LEVELS]
         ordered = all(a < b for a, b in itertools.pairwise(elos))
         if not ordered:
@@ -339,7 +354,8 @@ def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection
                                  f"{level}_confirm_half_width": conf["half_width"],
                                  f"{level}_confirm_candidates": float(len(tried))})
         chosen[level] = {k: v for k, v in rec.items() if k != "level_name"}
-        confirmations[level] = {**conf, "candidates": tried}
+        confirmations[level] = {**conf, "candidates": [{k: v for k, v in r.items() if k != "_table"}
+                                                       for r in tried]}
     return chosen, confirmations
 
 

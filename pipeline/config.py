@@ -42,9 +42,14 @@ def setting(
     doc: str,
     check: Check | None = None,
     hashed: bool = True,
+    added_later: bool = False,
 ) -> Any:
-    """Declare one config key: its default (omit for required), doc, check and hash role."""
-    meta = {"doc": doc, "check": check, "hashed": hashed}
+    """Declare one config key: its default (omit for required), doc, check and hash role.
+
+    ``added_later``: a key introduced after configs were already in use; while it keeps its
+    default it stays out of the config hash, so existing run folders keep their ids and resume.
+    """
+    meta = {"doc": doc, "check": check, "hashed": hashed, "added_later": added_later}
     return field(default=default, metadata=meta)
 
 
@@ -215,7 +220,8 @@ class RunConfig:
             values = {
                 f.name: getattr(obj, f.name)
                 for f in dataclasses.fields(obj)
-                if not hashed_only or f.metadata.get("hashed", True)
+                if not hashed_only or (f.metadata.get("hashed", True) and not (
+                    f.metadata.get("added_later", False) and getattr(obj, f.name) == f.default))
             }
             if values or not hashed_only:
                 out[name] = values

@@ -16,6 +16,7 @@ criterion was met. When it misses, the next-ranked trial is confirmed, up to
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -84,6 +85,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         "nodes_per_move": player_nodes_per_move(table, name), "rounds": rounds,
         "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps], "pin": section.pin,
         "stages": stages, "ci_method": f"pair bootstrap ({section.confirm_bootstrap} resamples)",
+        "_table": table,  # for the joint fit; dropped before the result is written
     }
 
 
@@ -229,3 +231,52 @@ def propose(tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], trials
         return None  # (nearly) measured there already, e.g. clipped at the range's end: nothing to learn
     value = _from_axis(knob, x)
     return {**knobs, knob: round(value) if isinstance(knobs[knob], int) else value}
+
+
+#: Opening streams of the joint (level against level) games.
+_JOINT_STREAM = 2000
+
+
+def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
+                 picks: Mapping[str, Mapping[str, Any]], confirmations: dict[str, dict[str, Any]],
+                 weights: Mapping[str, float], log: Callable[[str], None] | None = None) -> None:
+    """Re-rate the confirmed levels together with games between adjacent levels.
+
+    Each level's confirmation rates it against deterministic ladder anchors only. A level that
+    is weakened by noise can rate quite differently against a neighbouring level than the
+    anchors predict (measured in english and suicide: Medium - Easy +287 head to head against
+    +390 claimed). So Easy - Medium and Medium - Hard each play ``confirm_joint_pairs`` fresh
+    pairs, and ONE fit over the ladder, every level's confirmation games and these games gives
+    the levels' Elo and CIs (pair bootstrap; the pin held). The confirmation's own numbers stay
+    under ``confirm.alone``. Updates ``confirmations`` in place.
+    """
+    from pipeline.calibrate import level_profile, rate_many
+    from pipeline.players import inline_spec
+
+    names = {level: f"{level}-t{int(picks[level]['slot']):04d}" for level in LEVELS}
+    specs = {level: inline_spec(names[level], level_profile(ctx.variant, names[level], weights,
+                                                            picks[level]["knobs"])) for level in LEVELS}
+    tables = [confirmations[level]["_table"] for level in LEVELS]
+    stages = []
+    for i, (weak, strong) in enumerate(itertools.pairwise(LEVELS)):
+        stage = f"calibrate/joint/{weak}-{strong}"
+        tables.append(ctx.play(stage, [Pairing(specs[strong], specs[weak], section.confirm_joint_pairs,
+                                               stream=_JOINT_STREAM + i)]))
+        stages.append(stage)
+    table = pa.concat_tables(tables)
+    ratings = rate_many(ladder, table, [names[level] for level in LEVELS], section.pin,
+                        bootstrap=section.confirm_bootstrap, seed=ctx.run_seed)
+    for level in LEVELS:
+        conf = confirmations[level]
+        r = ratings[names[level]]
+        half = (r.ci_high - r.ci_low) / 2.0
+        target = level_target(section, level)
+        alone = {k: conf[k] for k in ("elo", "ci", "half_width", "within_ci", "narrow", "hit")}
+        within, narrow = r.ci_low <= target <= r.ci_high, half <= section.confirm_half_width
+        conf.update({"alone": alone, "elo": r.elo, "ci": [r.ci_low, r.ci_high], "half_width": half,
+                     "within_ci": within, "narrow": narrow, "hit": within and narrow,
+                     "joint_stages": stages, "games": conf["games"] + sum(
+                         t.num_rows for t in tables[len(LEVELS):])})
+        if log is not None:
+            log(f"joint {level}: Elo {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}] (alone "
+                f"{alone['elo']:+.0f}), target {target:+.0f}")

@@ -329,6 +329,10 @@ class CalibrateSection:
         check=between(1, 100))
     confirm_bootstrap: int = setting(400, doc="confirmation CIs: bootstrap resamples of whole game pairs",
                                      check=between(50, 100_000))
+    confirm_joint_pairs: int = setting(
+        0, doc="after confirmation: fresh pairs of Easy-Medium and Medium-Hard, then ONE fit rates the three "
+               "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000),
+        added_later=True)
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,9 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         # confirmation: one round of 2 fresh pairs against d1 (the pin) and the target's bracket
         conf = rec["confirm"]
         assert conf["pin"] == "d1" and conf["opponents"][0] == "d1" and conf["rounds"] == 1
-        assert conf["games"] == 4 * len(conf["opponents"]) == rec["games"]
+        assert conf["games"] == 4 * len(conf["opponents"]) + 8 == rec["games"]  # + the joint games
+        assert conf["joint_stages"] == ["calibrate/joint/easy-medium", "calibrate/joint/medium-hard"]
+        assert "alone" in conf and "_table" not in conf
         assert rec["elo"] == conf["elo"] and "trial_elo" in rec
         assert len(conf["candidates"]) == 2 and not rec["hit"]  # the half-width bound (1 Elo) is never met
     assert result["levels"]["easy"]["confirm"]["candidates"][1]["knobs"]["random_move_prob"] != \
