@@ -314,3 +314,12 @@ def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
     assert main([*argv, "--resume"]) == 0
     assert all(p.stat().st_mtime_ns == t for p, t in saved.items())  # nothing replayed or rewritten
     _check_finished_run(folder, uri)
+
+
+def test_a_key_added_later_changes_the_hash_only_when_set(tmp_path: Path) -> None:
+    text = TINY.read_text().replace("confirm_joint_pairs = 2", "confirm_joint_pairs = 0")
+    without = text.replace("confirm_joint_pairs = 0", "")
+    hashes = {load_job_config(str(_config(tmp_path, t)), JobOptions()).config_hash()
+              for t in (text, without)}
+    assert len(hashes) == 1  # at its default it stays out of the hash: old run folders still resume
+    assert load_job_config(str(TINY), JobOptions()).config_hash() not in hashes
