@@ -123,7 +123,7 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         if tried:
             proposal = propose(tried, trials, target, ranges or {})
             if proposal is not None:
-                rec = proposal_record(tried[0][0], proposal, k, ranked)
+                rec = proposal_record(tried[0][0], proposal, k)
         if rec is None:
             rec = next_trial(queue, tried, target)
             if rec is None:
@@ -162,8 +162,7 @@ def next_trial(ranked: Sequence[Mapping[str, Any]],
     return rest[0]
 
 
-def proposal_record(template: Mapping[str, Any], knobs: Mapping[str, Any], k: int,
-                    ranked: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def proposal_record(template: Mapping[str, Any], knobs: Mapping[str, Any], k: int) -> dict[str, Any]:
     """A candidate record for proposed knobs (no trial games; the confirmation rates it)."""
     from pipeline.stagectx import win_score_summary
 
