@@ -32,12 +32,19 @@ from pipeline.stagectx import StageContext, player_nodes_per_move
 _STREAM_BASE = 1000
 
 
+#: The pin is an opponent only when it is nearer the target than this (Elo): a far pin, such
+#: as random under a strong level, only wins or only loses and tells the fit nothing.
+MAX_PIN_GAP = 600.0
+
+
 def opponents(ladder: Ladder, pin: str, target: float) -> list[tuple[str, str]]:
-    """(name, spec) of the pin and the two anchors bracketing ``target``, without repeats."""
+    """(name, spec) of the pin (when within :data:`MAX_PIN_GAP` of ``target``) and the two
+    anchors bracketing ``target``, without repeats."""
     low, high = ladder.bracket(target)
     pin_anchor = ladder.anchor(pin)
+    near = abs(pin_anchor.elo - target) < MAX_PIN_GAP
     out: list[tuple[str, str]] = []
-    for a in (pin_anchor, low, high):
+    for a in ((pin_anchor, low, high) if near else (low, high)):
         if a.name not in [n for n, _ in out]:
             out.append((a.name, a.spec))
     return out

@@ -135,7 +135,9 @@ def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() ->
     ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
     d1 = ladder.anchor("d1").elo
     assert [n for n, _ in opponents(ladder, "d1", d1 - 10)] == ["d1", "d1r50"]
-    assert [n for n, _ in opponents(ladder, "random", d1 + 10)] == ["random", "d1", "d2"]
+    assert [n for n, _ in opponents(ladder, "random", 500.0)] == ["random", "d1r50", "d1"]
+    # a pin 600 Elo or more from the target only wins or only loses: it is left out
+    assert [n for n, _ in opponents(ladder, "random", d1 + 10)] == ["d1", "d2"]
 
 
 def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:

@@ -192,10 +192,14 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     folder = next(out.iterdir())
     result = _check_finished_run(folder, uri)
     assert set(result["levels"]) == {"easy", "medium", "hard"}
+    anchors = json.loads((folder / "ladder.json").read_text())["anchors"]
+    d1 = next(a["elo"] for a in anchors if a["name"] == "d1")
     for rec in result["levels"].values():
-        # confirmation: one round of 2 fresh pairs against d1 (the pin) and the target's bracket
+        # confirmation: one round of 2 fresh pairs against the target's bracket, and against d1
+        # (the pin) when it is within 600 Elo of the target
         conf = rec["confirm"]
-        assert conf["pin"] == "d1" and conf["opponents"][0] == "d1" and conf["rounds"] == 1
+        assert conf["pin"] == "d1" and conf["rounds"] == 1
+        assert (conf["opponents"][0] == "d1") == (abs(d1 - rec["target"]) < 600)
         assert conf["games"] == 4 * len(conf["opponents"]) + 8 == rec["games"]  # + the joint games
         assert conf["joint_stages"] == ["calibrate/joint/easy-medium", "calibrate/joint/medium-hard"]
         assert "alone" in conf and "_table" not in conf
