@@ -377,7 +377,7 @@ def level_stats(variant: str, table: pa.Table, spec: str, claim: tuple[float | N
     stats = blunder_rate(variant, table, spec, depth=settings.blunder_depth,
                          max_positions=settings.blunder_positions, seed=settings.seed)
     blunders = {k: v for k, v in asdict(stats).items() if k != "player"}
-    own = player_games(table, spec)  # player_nodes_per_move expects only the player's games
+    own = player_games(table, spec)  # its games: counted, and where its nodes per move come from
     elo, ci = claim
     return {"spec": spec, "games": own.num_rows, "nodes_per_move": player_nodes_per_move(own, spec),
             "blunders": blunders, "claimed_elo": elo, "claimed_elo_ci": None if ci is None else list(ci)}
