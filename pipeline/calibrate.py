@@ -25,7 +25,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -44,6 +44,9 @@ from pipeline.stagectx import (
     wins_against,
     write_result,
 )
+
+if TYPE_CHECKING:
+    from pipeline.chain import Neighbour
 
 CALIBRATE_DIR = "calibrate"
 RESULT_FILE = "calibrate/result.json"
@@ -157,10 +160,17 @@ def objective(rating: Rating, target: float, nodes_per_move: float, penalty: flo
     return abs(rating.elo - target) + penalty * nodes_per_move / 1000.0
 
 
+#: A chained level's trial plays its neighbour alone, this many times ``pairs`` pairs: the games a
+#: ladder trial plays against its (up to) three opponents.
+CHAIN_TRIAL_FACTOR = 3
+
+
 def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, params: Mapping[str, Any],
                     level: str, fixed: Mapping[str, Any], weights: Mapping[str, float],
-                    section: CalibrateSection) -> dict[str, Any]:
-    """Play one candidate against the two bracketing anchors, rate it, tell the study."""
+                    section: CalibrateSection, neighbour: Neighbour | None = None) -> dict[str, Any]:
+    """Play one candidate against the pin and the bracketing anchors (in a chain: against the
+    confirmed ``neighbour``), rate it, tell the study."""
+    from pipeline.chain import rate_against
     from pipeline.players import inline_spec
     from pipeline.studies import tell_trial
 
@@ -169,13 +179,19 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
     knobs = {**fixed, **params}
     name = f"{level}-t{slot:04d}"
     spec = inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
-    opps = opponents(ladder, section.pin, target)
+    if neighbour is None:
+        opps, pairs = opponents(ladder, section.pin, target), section.pairs
+    else:
+        opps, pairs = [(neighbour.name, neighbour.spec)], section.pairs * CHAIN_TRIAL_FACTOR
     stage = f"{CALIBRATE_DIR}/{level}/trial-{slot:04d}"
     started = time.perf_counter()
-    table = ctx.play(stage, [Pairing(spec, opp_spec, section.pairs, stream=j)
+    table = ctx.play(stage, [Pairing(spec, opp_spec, pairs, stream=j)
                              for j, (_, opp_spec) in enumerate(opps)])
     seconds = time.perf_counter() - started
-    rating = rate_on_ladder(ladder, table, name, section.pin)
+    if neighbour is None:
+        rating = rate_on_ladder(ladder, table, name, section.pin)
+    else:
+        rating = rate_against(table, name, neighbour)
     npm = player_nodes_per_move(table, name)
     value = objective(rating, target, npm, section.compute_penalty)
     record = {
@@ -238,53 +254,31 @@ def pick_levels(
 def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, studies: Mapping[str, Any],
                   weights: Mapping[str, float], *, tracker: Any, log: Any = None) -> dict[str, Any]:
     """Calibrate every level (resuming finished trials), pick, write and return the result."""
-    from pipeline.studies import ask_trial, remaining_trials
-    from pipeline.tracking import level_metrics
-
     path = ctx.run_folder / RESULT_FILE
     done = read_result(path)
     if done is not None:
         return done
-    by_level: dict[str, list[dict[str, Any]]] = {}
-    for level in LEVELS:
-        study = studies[level]
-        space, fixed = knob_space(level_knobs(section, level))
-        target = level_target(section, level)
-        seed_depth_trials(study, space, section.trials)
-        with tracker.start_study(study.study_name, params={"level": level, "target": target, "fixed": fixed,
-                                                          "trials": section.trials, "pairs": section.pairs}):
-            while remaining_trials(study, section.trials) > 0:
-                trial, params = ask_trial(study, space)
-                with tracker.trial_run(trial.number, params):
-                    rec = run_level_trial(ctx, ladder, study, trial, params, level, fixed, weights, section)
-                    tracker.log_metrics({
-                        "value": rec["value"], "games_per_second": rec["games_per_second"],
-                        **level_metrics(level, elo=rec["elo"], ci=(rec["ci"][0], rec["ci"][1]),
-                                        target_elo=target, nodes_per_move=rec["nodes_per_move"],
-                                        games=rec["games"], score=rec["score"])}, step=trial.number)
-                if log is not None:
-                    log(f"calibrate {level} trial {trial.number}: Elo {rec['elo']:+.0f} "
-                        f"[{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}] (target {target:+.0f}), "
-                        f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
-            by_level[level] = trial_records(study)
-            if by_level[level]:
-                best = rank(by_level[level])[0]
-                tracker.log_metrics({"best_value": best["value"], **level_metrics(
-                    level, elo=best["elo"], ci=(best["ci"][0], best["ci"][1]), target_elo=target,
-                    nodes_per_move=best["nodes_per_move"], games=best["games"], score=best["score"])})
-    picks, ordered = pick_levels(by_level)
     notes = []
-    if not ordered:
-        notes.append("no combination of finished trials gives strictly ordered levels "
-                     "(easy < medium < hard); each level shows its own best trial - widen the knob ranges "
-                     "or add trials")
-    if section.confirm_step_pairs:
-        picks, confirmations = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies,
-                                               tracker, log)
-        if section.confirm_joint_pairs:
-            from pipeline.confirm import joint_rating
+    confirmations: dict[str, dict[str, Any]] = {}
+    if section.chain_from:
+        by_level, picks, confirmations = _calibrate_chain(ctx, ladder, section, studies, weights, tracker,
+                                                          log)
+    else:
+        by_level = {level: _run_trials(ctx, ladder, section, studies[level], level, weights, tracker, log)
+                    for level in LEVELS}
+        picks, ordered = pick_levels(by_level)
+        if not ordered:
+            notes.append("no combination of finished trials gives strictly ordered levels "
+                         "(easy < medium < hard); each level shows its own best trial - widen the knob "
+                         "ranges or add trials")
+        if section.confirm_step_pairs:
+            picks, confirmations = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies,
+                                                   tracker, log)
+            if section.confirm_joint_pairs:
+                from pipeline.confirm import joint_rating
 
-            joint_rating(ctx, ladder, section, picks, confirmations, weights, log)
+                joint_rating(ctx, ladder, section, picks, confirmations, weights, log)
+    if confirmations:
         for conf in confirmations.values():
             conf.pop("_table", None)  # games stay in Parquet; the result file holds numbers
         elos = [confirmations[level]["elo"] for level in LEVELS]
@@ -294,7 +288,7 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     levels = {}
     for level in LEVELS:
         rec = dict(picks[level])
-        if section.confirm_step_pairs:
+        if confirmations:
             conf = confirmations[level]
             rec = {**rec, "trial_elo": rec["elo"], "trial_ci": rec["ci"], "trial_games": rec["games"],
                    "confirm": conf, **{k: conf[k] for k in ("elo", "ci", "games", "score", "within_ci", "hit",
@@ -312,10 +306,96 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         levels[level] = {**rec, "level": profile.to_json(), "description": _describe(rec)}
     result = {"variant": ctx.variant, "ladder_hash": ladder.ladder_hash, "weights": dict(weights),
               "pin": {"anchor": section.pin, "elo": ladder.anchor(section.pin).elo},
+              "chain_from": section.chain_from or None,
               "ordered": ordered, "notes": notes, "levels": levels,
               "trials": {level: by_level[level] for level in LEVELS}}
     write_result(path, _json_safe(result))
     return result
+
+
+def _run_trials(ctx: StageContext, ladder: Ladder, section: CalibrateSection, study: Any, level: str,
+                weights: Mapping[str, float], tracker: Any, log: Any,
+                neighbour: Neighbour | None = None) -> list[dict[str, Any]]:
+    """Run (or resume) a level's study to ``section.trials`` trials (one when every knob is fixed);
+    the finished trials' records."""
+    from pipeline.studies import ask_trial, remaining_trials
+    from pipeline.tracking import level_metrics
+
+    space, fixed = knob_space(level_knobs(section, level))
+    target = level_target(section, level)
+    n_trials = section.trials if space else 1  # every knob fixed: one point, nothing to search
+    seed_depth_trials(study, space, n_trials)
+    params = {"level": level, "target": target, "fixed": fixed, "trials": n_trials,
+              "pairs": section.pairs}
+    if neighbour is not None:
+        params["neighbour"] = f"{neighbour.level} ({neighbour.name}) at {neighbour.elo:+.0f}"
+    with tracker.start_study(study.study_name, params=params):
+        while remaining_trials(study, n_trials) > 0:
+            trial, knobs = ask_trial(study, space)
+            with tracker.trial_run(trial.number, knobs):
+                rec = run_level_trial(ctx, ladder, study, trial, knobs, level, fixed, weights, section,
+                                      neighbour)
+                tracker.log_metrics({
+                    "value": rec["value"], "games_per_second": rec["games_per_second"],
+                    **level_metrics(level, elo=rec["elo"], ci=(rec["ci"][0], rec["ci"][1]),
+                                    target_elo=target, nodes_per_move=rec["nodes_per_move"],
+                                    games=rec["games"], score=rec["score"])}, step=trial.number)
+            if log is not None:
+                against = "" if neighbour is None else f" against {neighbour.level}"
+                log(f"calibrate {level} trial {trial.number}{against}: Elo {rec['elo']:+.0f} "
+                    f"[{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}] (target {target:+.0f}), "
+                    f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
+        records = trial_records(study)
+        if records:
+            best = rank(records)[0]
+            tracker.log_metrics({"best_value": best["value"], **level_metrics(
+                level, elo=best["elo"], ci=(best["ci"][0], best["ci"][1]), target_elo=target,
+                nodes_per_move=best["nodes_per_move"], games=best["games"], score=best["score"])})
+    return records
+
+
+def _calibrate_chain(ctx: StageContext, ladder: Ladder, section: CalibrateSection, studies: Mapping[str, Any],
+                     weights: Mapping[str, float], tracker: Any, log: Any
+                     ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Mapping[str, Any]],
+                                dict[str, dict[str, Any]]]:
+    """``chain_from``: the start level on the ladder, then each level against its confirmed neighbour
+    (:mod:`pipeline.chain`); (trial records, picks, confirmations) per level."""
+    from pipeline.chain import Neighbour, chain_half_width, chain_order
+
+    by_level: dict[str, list[dict[str, Any]]] = {}
+    chosen: dict[str, Mapping[str, Any]] = {}
+    confirmations: dict[str, dict[str, Any]] = {}
+    confirmed: dict[str, Neighbour] = {}
+    for level, toward in chain_order(section.chain_from):
+        neighbour = None if toward is None else confirmed[toward]
+        by_level[level] = _run_trials(ctx, ladder, section, studies[level], level, weights, tracker, log,
+                                      neighbour)
+        if not by_level[level]:
+            raise ValueError(f"no finished calibration trial for level {level!r}")
+        rec, conf = _confirm_one(ctx, ladder, section, level, rank(by_level[level])[0], by_level[level],
+                                 weights, studies, tracker, log, neighbour)
+        conf["chain_half_width"] = chain_half_width(conf["half_width"], neighbour)
+        conf["neighbour"] = None if neighbour is None else {"level": neighbour.level, "name": neighbour.name,
+                                                             "elo": neighbour.elo}
+        chosen[level], confirmations[level] = rec, conf
+        name = _player_name(level, rec)
+        confirmed[level] = Neighbour(level, name, _spec(ctx, weights, name, rec), float(conf["elo"]),
+                                     conf["chain_half_width"])
+        if log is not None:
+            log(f"chain: {level} confirmed at {conf['elo']:+.0f} [{conf['ci'][0]:+.0f}, {conf['ci'][1]:+.0f}]"
+                f"{'' if neighbour is None else f' relative to {neighbour.level}'}; about "
+                f"+/-{conf['chain_half_width']:.0f} relative to the pin")
+    return by_level, chosen, confirmations
+
+
+def _player_name(level: str, rec: Mapping[str, Any]) -> str:
+    return f"{level}-t{int(rec['slot']):04d}"
+
+
+def _spec(ctx: StageContext, weights: Mapping[str, float], name: str, rec: Mapping[str, Any]) -> str:
+    from pipeline.players import inline_spec
+
+    return inline_spec(name, level_profile(ctx.variant, name, weights, rec["knobs"]))
 
 
 def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
@@ -324,39 +404,45 @@ def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection
                     weights: Mapping[str, float], studies: Mapping[str, Any], tracker: Any,
                     log: Any) -> tuple[dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]:
     """Confirm each level's pick (then the next-ranked trials) with fresh games."""
-    from pipeline.confirm import confirm_level
-    from pipeline.players import inline_spec
-    from pipeline.tracking import level_metrics
-
-    def spec_of(rec: Mapping[str, Any]) -> str:
-        name = f"{rec['level_name']}-t{int(rec['slot']):04d}"
-        return inline_spec(name, level_profile(ctx.variant, name, weights, rec["knobs"]))
-
     chosen: dict[str, Mapping[str, Any]] = {}
     confirmations: dict[str, dict[str, Any]] = {}
     for level in LEVELS:
-        first = picks[level]
-        ranked = [first, *(r for r in rank(by_level[level]) if r["number"] != first["number"])]
-        ranked = [{**r, "level_name": level} for r in ranked]
-        with tracker.start_study(f"{studies[level].study_name}-confirm",
-                                 params={"level": level, "pin": section.pin,
-                                         "step_pairs": section.confirm_step_pairs,
-                                         "max_pairs": section.confirm_max_pairs,
-                                         "half_width": section.confirm_half_width}):
-            space, _ = knob_space(level_knobs(section, level))
-            ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
-            rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,
-                                             ranges=ranges, trials=by_level[level])
-            metrics = level_metrics(level, elo=conf["elo"], ci=(conf["ci"][0], conf["ci"][1]),
-                                    target_elo=rec["target"], nodes_per_move=conf["nodes_per_move"],
-                                    games=conf["games"], score=conf["score"])
-            tracker.log_metrics({**metrics,
-                                 f"{level}_confirm_half_width": conf["half_width"],
-                                 f"{level}_confirm_candidates": float(len(tried))})
-        chosen[level] = {k: v for k, v in rec.items() if k != "level_name"}
-        confirmations[level] = {**conf, "candidates": [{k: v for k, v in r.items() if k != "_table"}
-                                                       for r in tried]}
+        chosen[level], confirmations[level] = _confirm_one(ctx, ladder, section, level, picks[level],
+                                                           by_level[level], weights, studies, tracker, log)
     return chosen, confirmations
+
+
+def _confirm_one(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
+                 first: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], weights: Mapping[str, float],
+                 studies: Mapping[str, Any], tracker: Any, log: Any,
+                 neighbour: Neighbour | None = None) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """Confirm ``first`` (then proposals or the next-ranked trials) of one level: (record, confirmation)."""
+    from pipeline.confirm import confirm_level
+    from pipeline.tracking import level_metrics
+
+    def spec_of(rec: Mapping[str, Any]) -> str:
+        return _spec(ctx, weights, _player_name(rec["level_name"], rec), rec)
+
+    ranked = [first, *(r for r in rank(trials) if r["number"] != first["number"])]
+    ranked = [{**r, "level_name": level} for r in ranked]
+    with tracker.start_study(f"{studies[level].study_name}-confirm",
+                             params={"level": level,
+                                     "pin": section.pin if neighbour is None else neighbour.name,
+                                     "step_pairs": section.confirm_step_pairs,
+                                     "max_pairs": section.confirm_max_pairs,
+                                     "half_width": section.confirm_half_width}):
+        space, _ = knob_space(level_knobs(section, level))
+        ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
+        rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,
+                                         ranges=ranges, trials=trials, neighbour=neighbour)
+        metrics = level_metrics(level, elo=conf["elo"], ci=(conf["ci"][0], conf["ci"][1]),
+                                target_elo=rec["target"], nodes_per_move=conf["nodes_per_move"],
+                                games=conf["games"], score=conf["score"])
+        tracker.log_metrics({**metrics,
+                             f"{level}_confirm_half_width": conf["half_width"],
+                             f"{level}_confirm_candidates": float(len(tried))})
+    chosen = {k: v for k, v in rec.items() if k != "level_name"}
+    return chosen, {**conf, "candidates": [{k: v for k, v in r.items() if k != "_table"} for r in tried]}
 
 
 def _describe(rec: Mapping[str, Any]) -> str:
@@ -364,6 +450,13 @@ def _describe(rec: Mapping[str, Any]) -> str:
         c = rec["confirm"]
         origin = ("knobs proposed after a missed confirmation" if rec.get("proposed")
                   else f"trial {rec['number']}")
+        if c.get("neighbour"):
+            n = c["neighbour"]
+            return (f"target {rec['target']:+.0f}, chained: rated head to head against {n['level']} held at "
+                    f"{n['elo']:+.0f}; {origin}, confirmed by {c['games']} fresh games: Elo {c['elo']:+.0f} "
+                    f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}] relative to {n['level']} (about "
+                    f"+/-{c['chain_half_width']:.0f} relative to the pin); {c['nodes_per_move']:.0f} nodes "
+                    "per move")
         return (f"target {rec['target']:+.0f} (pin {c['pin']}); {origin}, confirmed by "
                 f"{c['games']} fresh games against {' and '.join(c['opponents'])}: Elo {c['elo']:+.0f} "
                 f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}]; {c['nodes_per_move']:.0f} nodes per move")

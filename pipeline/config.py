@@ -334,6 +334,11 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<memory>") -> RunConf
     return RunConfig(sections=sections, source=source)
 
 
+#: Run configs are a few KB. Larger files are refused before parsing: Python's TOML parser takes
+#: time quadratic in a dotted key's length (4 s for one 100 KB key here).
+MAX_CONFIG_BYTES = 32 * 1024
+
+
 def load_config(path: str | Path) -> RunConfig:
     """Read and validate a TOML run config file."""
     p = Path(path)
@@ -343,6 +348,8 @@ def load_config(path: str | Path) -> RunConfig:
         name = str(p) if str(p).isprintable() else repr(str(p))
         raise ConfigError(f"{name[:300]}: cannot read config: {getattr(err, 'strerror', None) or err}"
                           ) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: {len(data):,} bytes: a run config may be at most {MAX_CONFIG_BYTES:,} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -27,6 +27,9 @@ from pipeline.jobconfig import LEVELS, CalibrateSection, level_target
 from pipeline.ladder import Ladder
 from pipeline.matchplan import Pairing
 from pipeline.stagectx import StageContext, player_nodes_per_move
+
+if TYPE_CHECKING:
+    from pipeline.chain import Neighbour
 
 #: Opening streams of confirmation games: far from the trials' streams 0 and 1.
 _STREAM_BASE = 1000
@@ -52,12 +55,15 @@ def opponents(ladder: Ladder, pin: str, target: float) -> list[tuple[str, str]]:
 
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
                       rec: Mapping[str, Any], spec: str, candidate: int,
-                      log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Play rounds against the pin and the bracketing anchors until the CI is narrow; rate."""
+                      log: Callable[[str], None] | None = None,
+                      neighbour: Neighbour | None = None) -> dict[str, Any]:
+    """Play rounds against the pin and the bracketing anchors (or, in a chain, against the confirmed
+    ``neighbour`` alone) until the CI is narrow; rate."""
     from pipeline.calibrate import rate_on_ladder  # calibrate imports this module
+    from pipeline.chain import rate_against
 
     target = level_target(section, level)
-    opps = opponents(ladder, section.pin, target)
+    opps = opponents(ladder, section.pin, target) if neighbour is None else [(neighbour.name, neighbour.spec)]
     name = f"{level}-t{int(rec['slot']):04d}"
     step = section.confirm_step_pairs
     tables: list[pa.Table] = []
@@ -72,8 +78,12 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         stages.append(stage)
         rounds += 1
         table = pa.concat_tables(tables)
-        rating = rate_on_ladder(ladder, table, name, section.pin, bootstrap=section.confirm_bootstrap,
-                                seed=ctx.run_seed + rounds)
+        if neighbour is None:
+            rating = rate_on_ladder(ladder, table, name, section.pin, bootstrap=section.confirm_bootstrap,
+                                    seed=ctx.run_seed + rounds)
+        else:
+            rating = rate_against(table, name, neighbour, bootstrap=section.confirm_bootstrap,
+                                  seed=ctx.run_seed + rounds)
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
             origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
@@ -90,7 +100,8 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         "games": table.num_rows, "score": rating.score, "prior_driven": rating.prior_driven,
         "within_ci": within, "narrow": narrow, "hit": within and narrow,
         "nodes_per_move": player_nodes_per_move(table, name), "rounds": rounds,
-        "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps], "pin": section.pin,
+        "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps],
+        "pin": section.pin if neighbour is None else neighbour.name,
         "stages": stages, "ci_method": f"pair bootstrap ({section.confirm_bootstrap} resamples)",
         "_table": table,  # for the joint fit; dropped before the result is written
     }
@@ -111,8 +122,9 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
                   ranked: Sequence[Mapping[str, Any]], spec_of: Callable[[Mapping[str, Any]], str],
                   log: Callable[[str], None] | None = None,
                   ranges: Mapping[str, tuple[float, float]] | None = None,
-                  trials: Sequence[Mapping[str, Any]] = ()) -> tuple[Mapping[str, Any], dict[str, Any],
-                                                                    list[dict[str, Any]]]:
+                  trials: Sequence[Mapping[str, Any]] = (),
+                  neighbour: Neighbour | None = None) -> tuple[Mapping[str, Any], dict[str, Any],
+                                                               list[dict[str, Any]]]:
     """Confirm candidates until one hits: (its record, its confirmation, every confirmation made).
 
     The first candidate is the pick. After a miss the next one is a *proposal* when the level
@@ -135,7 +147,7 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
             rec = next_trial(queue, tried, target)
             if rec is None:
                 break
-        result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log)
+        result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log, neighbour)
         tried.append((rec, result))
         if result["hit"]:
             break

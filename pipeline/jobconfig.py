@@ -286,6 +286,12 @@ class TuneSection:
                                        check=between(100, 10_000_000))
 
 
+def _chain_level(value: str) -> str:
+    if value not in ("", *LEVELS):
+        raise ValueError(f"must be '' or one of {', '.join(LEVELS)}")
+    return value
+
+
 @dataclass(frozen=True)
 class CalibrateSection:
     """[calibrate]: per level, knobs that hit a target Elo on the ladder at least compute."""
@@ -333,6 +339,12 @@ class CalibrateSection:
         0, doc="after confirmation: fresh pairs of Easy-Medium and Medium-Hard, then ONE fit rates the three "
                "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000),
         added_later=True)
+    chain_from: str = setting(
+        "", doc="'' (each level rated on the ladder) or a level: only that level is rated on the ladder; "
+                "the others are calibrated one after another outward from it, by head-to-head games against "
+                "their confirmed neighbour held at its confirmed Elo, so the claimed gaps are what adjacent "
+                "levels score against each other (needs confirm_step_pairs; excludes confirm_joint_pairs)",
+        check=_checker(_chain_level), added_later=True)
 
 
 @dataclass(frozen=True)
@@ -418,6 +430,13 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
             raise ConfigError(f"{src}: calibrate targets must increase easy < medium < hard, got "
                               f"{targets[0]:g}, {targets[1]:g}, {targets[2]:g}")
         _check_pin(config, cal.pin)
+        if cal.chain_from and not cal.confirm_step_pairs:
+            raise ConfigError(f"{src}: calibrate.chain_from = {cal.chain_from!r} needs confirmation: set "
+                              "calibrate.confirm_step_pairs (each chained level is rated against its "
+                              "neighbour's confirmed Elo)")
+        if cal.chain_from and cal.confirm_joint_pairs:
+            raise ConfigError(f"{src}: calibrate.chain_from and calibrate.confirm_joint_pairs exclude each "
+                              "other (a chain already rates adjacent levels head to head); set one of them")
         if cal.confirm_step_pairs and cal.confirm_step_pairs % bp:
             raise ConfigError(f"{src}: calibrate.confirm_step_pairs = {cal.confirm_step_pairs}: must be a "
                               f"multiple of job.batch_size / 2 = {bp} (rounds end on batch boundaries)")

@@ -56,6 +56,22 @@ def level_rows(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _chain_sentence(calibration: Mapping[str, Any]) -> str:
+    """How a chained calibration's levels were rated, and their CIs relative to the pin."""
+    start = calibration["chain_from"]
+    parts = []
+    for level, rec in calibration["levels"].items():
+        conf = rec.get("confirm", {})
+        neighbour = conf.get("neighbour")
+        if neighbour:
+            parts.append(f"{level} against {neighbour['level']} (held at {neighbour['elo']:+.0f}; its CI is "
+                         f"relative to {neighbour['level']}, about +/-{conf['chain_half_width']:.0f} "
+                         "relative to the pin)")
+    return (f"Chained calibration (chain_from = {start}): only {start} was rated on the ladder; then, "
+            f"head to head, {'; '.join(parts)}. The claimed gaps between adjacent levels are their "
+            "head-to-head gaps.")
+
+
 def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
                    tune: Mapping[str, Any] | None) -> str:
     """The level table as markdown (plus the tuning decision and any calibration notes)."""
@@ -80,6 +96,8 @@ def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
         lines.append(f"Elo, CI, games and nodes/move come from the CONFIRMATION games (fresh games against "
                      f"the opponents listed, pair-bootstrap CI), not from the picked trial. CIs are relative "
                      f"to the pin {pin.get('anchor')} (held at {pin.get('elo', 0.0):+.0f}, its ladder Elo).")
+        if calibration.get("chain_from"):
+            lines.append(_chain_sentence(calibration))
         lines.append("hit: the target lies inside the confirmed 95 % CI and the half-width met the "
                      "configured bound.")
         lines.append("")

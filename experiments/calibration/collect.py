@@ -68,6 +68,16 @@ def tune_lines(tune: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def level_summary(rec: dict[str, Any], chained: bool) -> dict[str, Any]:
+    """The numbers a write-up quotes for one level (and, when chained, what it was rated against)."""
+    keys = ("target", "elo", "ci", "games", "nodes_per_move", "hit", "knobs", "trial_elo", "trial_ci")
+    out = {k: rec.get(k) for k in keys}
+    if chained:
+        conf = rec.get("confirm", {})
+        out.update(neighbour=conf.get("neighbour"), chain_half_width=conf.get("chain_half_width"))
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--config", required=True, type=Path)
@@ -105,9 +115,9 @@ def main() -> int:
                  *(f"| {r['name']} | {r['run_id']} |" for r in runs), ""]
     (out / "results.md").write_text("\n".join(sections), encoding="utf-8")
     summary = {"variant": ladder["variant"], "run": str(args.run), "ladder_hash": ladder["ladder_hash"],
-               "pin": cal.get("pin"), "ordered": cal["ordered"], "notes": cal["notes"],
-               "levels": {k: {f: v.get(f) for f in ("target", "elo", "ci", "games", "nodes_per_move", "hit",
-                                                      "knobs", "trial_elo", "trial_ci")}
+               "pin": cal.get("pin"), "chain_from": cal.get("chain_from"), "ordered": cal["ordered"],
+               "notes": cal["notes"],
+               "levels": {k: level_summary(v, chained=bool(cal.get("chain_from")))
                           for k, v in cal["levels"].items()},
                "tune": None if tune is None else {"decision": tune.get("decision"),
                                                    "accepted": tune.get("accepted")},

@@ -315,6 +315,10 @@ def fit_elo(
         cov = np.atleast_2d(np.cov(samples, rowvar=False))
         se = samples.std(axis=0, ddof=1)
         lo, hi = np.quantile(samples, [0.5 - 0.5 * level, 0.5 + 0.5 * level], axis=0)
+        # A percentile interval can leave out the estimate itself: by rounding when every resample
+        # refits the same value (e.g. a perfect score), or when the resamples are skewed. Widen it to
+        # hold the estimate; a rating outside its own interval is not a usable claim.
+        lo, hi = np.minimum(lo, p_hat), np.maximum(hi, p_hat)
 
     games_per = np.bincount(fi, minlength=n_players) + np.bincount(si, minlength=n_players)
     points = np.bincount(fi, weights=games.result, minlength=n_players) + np.bincount(

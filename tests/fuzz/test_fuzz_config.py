@@ -35,7 +35,14 @@ from hypothesis import strategies as st
 import pipeline.cli
 import pipeline.config_tracking
 import pipeline.jobconfig  # noqa: F401 - [job], [ladder], [tune], [calibrate], [export]
-from pipeline.config import REQUIRED_SECTIONS, SECTIONS, ConfigError, identifier, load_config
+from pipeline.config import (
+    MAX_CONFIG_BYTES,
+    REQUIRED_SECTIONS,
+    SECTIONS,
+    ConfigError,
+    identifier,
+    load_config,
+)
 from pipeline.jobconfig import validate_job
 from tests.fuzz.conftest import (
     REPO,
@@ -197,7 +204,10 @@ def check_values(doc: dict[str, Any], config: Any) -> None:
 
 
 def decode_toml(raw: bytes) -> tuple[Any, bool]:
-    """The TOML document in ``raw`` (UTF-8, as the TOML spec says) and whether it is a valid config."""
+    """The TOML document in ``raw`` (UTF-8, as the TOML spec says) and whether it is a valid config
+    (which includes the loader's size limit)."""
+    if len(raw) > MAX_CONFIG_BYTES:
+        return None, False
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # TOMLDecodeError, UnicodeDecodeError, int digit limit
@@ -206,7 +216,8 @@ def decode_toml(raw: bytes) -> tuple[Any, bool]:
 
 
 def kind_of(message: str) -> str:
-    for kind in ("invalid TOML", "unknown section", "unknown key", "missing required", "expected", "must"):
+    for kind in ("invalid TOML", "unknown section", "unknown key", "missing required", "expected", "must",
+                 "at most"):
         if kind in message:
             return kind
     return "other"

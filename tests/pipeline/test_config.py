@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import ConfigError, describe_sections, load_config, parse_config
+from pipeline.config import MAX_CONFIG_BYTES, ConfigError, describe_sections, load_config, parse_config
 
 from .conftest import SMOKE
 
@@ -70,6 +70,17 @@ def test_file_errors_name_the_file(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"typo\.toml: unknown key selfplay\.seeed = 1"):
         load_config(typo)
+
+
+def test_an_oversized_config_is_refused_before_parsing(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.toml"
+    huge.write_text("0.001" * 20_000 + " = 1\n")  # one 40,000-part dotted key: seconds of TOML parsing
+    with pytest.raises(ConfigError, match=r"huge\.toml: 100,005 bytes: a run config may be at most 32,768"):
+        load_config(huge)
+    commented = tmp_path / "commented.toml"
+    commented.write_text(SMOKE.read_text() + "#" * (MAX_CONFIG_BYTES - len(SMOKE.read_bytes()) - 1) + "\n")
+    assert len(commented.read_bytes()) == MAX_CONFIG_BYTES
+    load_config(commented)  # at the limit: still read
 
 
 def test_hash_is_stable_and_ignores_where_and_how() -> None:
