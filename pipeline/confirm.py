@@ -7,7 +7,9 @@ Confirmation therefore re-rates the pick from games it never used: in rounds of
 bracket the target (fresh opening streams), refitting the ladder + these games after each
 round with a pair bootstrap, until the 95 % CI half-width is at most ``confirm_half_width`` or
 ``confirm_max_pairs`` pairs per opponent have been played. Stopping on the CI's *width* (not on
-the estimate) keeps the estimate unbiased.
+the estimate) keeps one candidate's estimate unbiased; moving on to the next candidate after a
+miss does not (the one kept is kept because it landed near the target), which is what
+``confirm_validate`` (a fresh measurement of the kept candidate) is for.
 
 A confirmed level *hits* when its target is inside the confirmed CI and the half-width
 criterion was met. When it misses, the next-ranked trial is confirmed, up to
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 #: Opening streams of confirmation games: far from the trials' streams 0 and 1.
 _STREAM_BASE = 1000
+#: Opening streams of validation games (``confirm_validate``): apart from every other stage's.
+_VALIDATE_STREAM = 3000
 
 
 #: The pin is an opponent only when it is nearer the target than this (Elo): a far pin, such
@@ -56,9 +60,10 @@ def opponents(ladder: Ladder, pin: str, target: float) -> list[tuple[str, str]]:
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
                       rec: Mapping[str, Any], spec: str, candidate: int,
                       log: Callable[[str], None] | None = None,
-                      neighbour: Neighbour | None = None) -> dict[str, Any]:
+                      neighbour: Neighbour | None = None, validate: bool = False) -> dict[str, Any]:
     """Play rounds against the pin and the bracketing anchors (or, in a chain, against the confirmed
-    ``neighbour`` alone) until the CI is narrow; rate."""
+    ``neighbour`` alone) until the CI is narrow; rate. ``validate``: the same on the validation
+    streams, for the candidate a confirmation already selected."""
     from pipeline.calibrate import rate_on_ladder  # calibrate imports this module
     from pipeline.chain import rate_against
 
@@ -69,9 +74,11 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     tables: list[pa.Table] = []
     stages: list[str] = []
     rounds = 0
-    stream0 = _STREAM_BASE + 100 * LEVELS.index(level) + 10 * candidate
+    kind = "validate" if validate else "confirm"
+    stream0 = (_VALIDATE_STREAM + 100 * LEVELS.index(level) if validate
+               else _STREAM_BASE + 100 * LEVELS.index(level) + 10 * candidate)
     while True:
-        stage = f"calibrate/{level}/confirm-{int(rec['slot']):04d}/round-{rounds:03d}"
+        stage = f"calibrate/{level}/{kind}-{int(rec['slot']):04d}/round-{rounds:03d}"
         pairings = [Pairing(spec, opp_spec, step, start=rounds * step, stream=stream0 + j)
                     for j, (_, opp_spec) in enumerate(opps)]
         tables.append(ctx.play(stage, pairings))
@@ -87,7 +94,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
             origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
-            log(f"confirm {level} ({origin}) round {rounds}: Elo {rating.elo:+.0f} "
+            log(f"{kind} {level} ({origin}) round {rounds}: Elo {rating.elo:+.0f} "
                 f"[{rating.ci_low:+.0f}, {rating.ci_high:+.0f}] (half-width {half:.0f}, "
                 f"target {target:+.0f}), "
                 f"{rounds * step} pairs per opponent")

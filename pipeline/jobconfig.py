@@ -345,6 +345,11 @@ class CalibrateSection:
                 "their confirmed neighbour held at its confirmed Elo, so the claimed gaps are what adjacent "
                 "levels score against each other (needs confirm_step_pairs; excludes confirm_joint_pairs)",
         check=_checker(_chain_level), added_later=True)
+    confirm_validate: bool = setting(
+        False, doc="after confirmation, re-measure each level's chosen candidate on FRESH games (same "
+                   "opponents and stopping rule) and report those numbers: a candidate chosen because its "
+                   "confirmation landed on the target carries that luck in its estimate",
+        added_later=True)
 
 
 @dataclass(frozen=True)
@@ -437,6 +442,9 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
         if cal.chain_from and cal.confirm_joint_pairs:
             raise ConfigError(f"{src}: calibrate.chain_from and calibrate.confirm_joint_pairs exclude each "
                               "other (a chain already rates adjacent levels head to head); set one of them")
+        if cal.confirm_validate and not cal.confirm_step_pairs:
+            raise ConfigError(f"{src}: calibrate.confirm_validate needs confirmation: set "
+                              "calibrate.confirm_step_pairs")
         if cal.confirm_step_pairs and cal.confirm_step_pairs % bp:
             raise ConfigError(f"{src}: calibrate.confirm_step_pairs = {cal.confirm_step_pairs}: must be a "
                               f"multiple of job.batch_size / 2 = {bp} (rounds end on batch boundaries)")

@@ -105,6 +105,14 @@ def test_cross_key_checks(tmp_path: Path, old: str, new: str, needle: str) -> No
     assert needle in str(caught.value)
 
 
+def test_validation_needs_confirmation(tmp_path: Path) -> None:
+    text = TINY.read_text().replace("confirm_joint_pairs = 2", "confirm_validate = true")
+    text = text.replace("confirm_step_pairs = 2 ", "confirm_step_pairs = 0 ")
+    config = load_job_config(str(_config(tmp_path, text)), JobOptions())
+    with pytest.raises(ConfigError, match="confirm_validate needs confirmation"):
+        validate_job(config)
+
+
 def test_a_chain_needs_confirmation(tmp_path: Path) -> None:
     text = TINY.read_text().replace("confirm_joint_pairs = 2", 'chain_from = "easy"')
     text = text.replace("confirm_step_pairs = 2 ", "confirm_step_pairs = 0 ")
@@ -230,7 +238,8 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     out = tmp_path / "out"
-    text = TINY.read_text().replace("confirm_joint_pairs = 2", 'chain_from = "medium"')
+    chain = 'chain_from = "medium"\nconfirm_validate = true'
+    text = TINY.read_text().replace("confirm_joint_pairs = 2", chain)
     text = text.replace('hard_knobs = "max_depth=2:3,', 'hard_knobs = "max_depth=2,')  # nothing to search
     config = _config(tmp_path, text)
     code = main(["run", str(config), "--output", str(out), "--tracking-uri", uri, "--no-progress"])
@@ -257,6 +266,13 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
         # trials: 3 x pairs pairs against medium only
         assert all(t["anchors"] == [medium_player] and t["games"] == 12 for t in result["trials"][level])
     assert len(result["trials"]["easy"]) == 2 and len(result["trials"]["hard"]) == 1  # hard: all knobs fixed
+    for level, rec in levels.items():
+        # validation: the chosen candidate measured again on fresh games; those numbers are reported
+        conf = rec["confirm"]
+        assert conf["validated"]
+        assert all(st.startswith(f"calibrate/{level}/validate-") for st in conf["stages"])
+        assert all(st.startswith(f"calibrate/{level}/confirm-") for st in conf["selection"]["stages"])
+        assert "validated by" in rec["description"]
     assert all(t["anchors"] != [medium_player] for t in result["trials"]["medium"])
 
 
