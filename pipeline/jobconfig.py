@@ -348,7 +348,8 @@ class CalibrateSection:
     confirm_validate: bool = setting(
         False, doc="after confirmation, re-measure each level's chosen candidate on FRESH games (same "
                    "opponents and stopping rule) and report those numbers: a candidate chosen because its "
-                   "confirmation landed on the target carries that luck in its estimate",
+                   "confirmation landed on the target carries that luck in its estimate; confirmation "
+                   "then also asks |Elo - target| <= tolerance of the candidate it chooses",
         added_later=True)
 
 
