@@ -468,7 +468,7 @@ def _validate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, leve
 
     val = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), 0, log, neighbour, validate=True)
     selection = {k: conf[k] for k in _SELECTION_KEYS if k in conf}
-    return {**conf, **val, "trial": conf.get("trial"), "selection": selection, "validated": True}
+    return {**conf, **val, "selection": selection, "validated": True}
 
 
 def _describe(rec: Mapping[str, Any]) -> str:

@@ -105,19 +105,16 @@ def test_cross_key_checks(tmp_path: Path, old: str, new: str, needle: str) -> No
     assert needle in str(caught.value)
 
 
-def test_validation_needs_confirmation(tmp_path: Path) -> None:
-    text = TINY.read_text().replace("confirm_joint_pairs = 2", "confirm_validate = true")
+@pytest.mark.parametrize(
+    ("setting", "needle"),
+    [("confirm_validate = true", "confirm_validate needs confirmation"),
+     ('chain_from = "easy"', "chain_from = 'easy' needs confirmation")],
+)
+def test_validation_and_a_chain_need_confirmation(tmp_path: Path, setting: str, needle: str) -> None:
+    text = TINY.read_text().replace("confirm_joint_pairs = 2", setting)
     text = text.replace("confirm_step_pairs = 2 ", "confirm_step_pairs = 0 ")
     config = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    with pytest.raises(ConfigError, match="confirm_validate needs confirmation"):
-        validate_job(config)
-
-
-def test_a_chain_needs_confirmation(tmp_path: Path) -> None:
-    text = TINY.read_text().replace("confirm_joint_pairs = 2", 'chain_from = "easy"')
-    text = text.replace("confirm_step_pairs = 2 ", "confirm_step_pairs = 0 ")
-    config = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    with pytest.raises(ConfigError, match="chain_from = 'easy' needs confirmation"):
+    with pytest.raises(ConfigError, match=needle):
         validate_job(config)
 
 
