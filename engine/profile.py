@@ -60,6 +60,8 @@ _PROVENANCE_KEYS: tuple[str, ...] = (
 )
 _OPTIONAL_TEXT: tuple[str, ...] = ("source_config_hash", "tracking_run_id", "experiment")
 _LEVEL_PROVENANCE_KEYS: tuple[str, ...] = ("elo", "elo_ci", "description")
+#: Optional: written only when set, so profiles without it keep their exact text.
+_LEVEL_PROVENANCE_OPTIONAL: tuple[str, ...] = ("rated_against",)
 
 _SHOW = reprlib.Repr()
 _SHOW.maxlevel = 2
@@ -120,16 +122,18 @@ class _Where:
         where = path or "<top level>"
         return ProfileError(f"invalid profile {self.source}: {where}: {problem}{got}")
 
-    def obj(self, value: object, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        """``value`` must be an object with exactly ``keys``."""
+    def obj(self, value: object, path: str, keys: tuple[str, ...],
+            optional: tuple[str, ...] = ()) -> dict[str, Any]:
+        """``value`` must be an object with exactly ``keys``, plus any of ``optional``."""
         if not isinstance(value, dict):
             raise self.fail(path, "expected an object", value)
-        unknown = [k for k in value if k not in keys]
+        allowed = keys + optional
+        unknown = [k for k in value if k not in allowed]
         if unknown:
             key = unknown[0]
             name = key if isinstance(key, str) and len(key) <= 60 else _show(key)
             raise self.fail(f"{path}.{name}" if path else name,
-                            f"unknown key; expected only {', '.join(keys)}", value[key])
+                            f"unknown key; expected only {', '.join(allowed)}", value[key])
         missing = [k for k in keys if k not in value]
         if missing:
             raise self.fail(path, f"missing key {missing[0]!r}", show_value=False)
@@ -247,11 +251,17 @@ class LevelProfile:
 
 @dataclass(frozen=True)
 class LevelProvenance:
-    """Measured strength of one level; all None/empty for a hand-written profile."""
+    """Measured strength of one level; all None/empty for a hand-written profile.
+
+    ``rated_against``: the level this one was measured head to head against, held at its own Elo
+    (a chained calibration); ``elo_ci`` is then relative to that level, so the CI of the gap
+    between the two is ``elo_ci`` minus that level's Elo. None: rated on the ladder.
+    """
 
     elo: float | None = None
     elo_ci: tuple[float, float] | None = None
     description: str = ""
+    rated_against: str | None = None
 
 
 @dataclass(frozen=True)
@@ -348,7 +358,7 @@ def _parse_level(where: _Where, variant: Variant, name: str, value: object) -> L
 
 def _parse_level_provenance(where: _Where, name: str, value: object) -> LevelProvenance:
     path = f"provenance.levels.{name}"
-    obj = where.obj(value, path, _LEVEL_PROVENANCE_KEYS)
+    obj = where.obj(value, path, _LEVEL_PROVENANCE_KEYS, _LEVEL_PROVENANCE_OPTIONAL)
     elo = None if obj["elo"] is None else float(
         where.number(obj["elo"], f"{path}.elo", "float", -ELO_LIMIT, ELO_LIMIT))
     raw_ci = obj["elo_ci"]
@@ -366,7 +376,31 @@ def _parse_level_provenance(where: _Where, name: str, value: object) -> LevelPro
     if elo is not None and ci is not None and not ci[0] <= elo <= ci[1]:
         raise where.fail(f"{path}.elo", f"outside its own interval [{ci[0]}, {ci[1]}]", elo)
     description = where.text(obj["description"], f"{path}.description", MAX_DESCRIPTION, nullable=False)
-    return LevelProvenance(elo, ci, description or "")
+    against = obj.get("rated_against")
+    if "rated_against" in obj and (against not in LEVEL_NAMES or against == name):
+        raise where.fail(f"{path}.rated_against", f"expected another level ({', '.join(LEVEL_NAMES)})",
+                         against)
+    if against is not None and elo is None:
+        raise where.fail(path, "rated_against needs elo and elo_ci", obj)
+    return LevelProvenance(elo, ci, description or "", against)
+
+
+def _check_rated_against(where: _Where, levels: Mapping[str, LevelProvenance]) -> None:
+    """Each ``rated_against`` names another measured level, and following them ends (no cycle)."""
+    for name, lp in levels.items():
+        seen = [name]
+        step = lp.rated_against
+        while step is not None:
+            path = f"provenance.levels.{seen[-1]}.rated_against"
+            if step not in levels or step == seen[-1]:
+                raise where.fail(path, f"expected another level ({', '.join(LEVEL_NAMES)})", step)
+            if levels[step].elo is None:
+                raise where.fail(path, f"level {step!r} has no measured Elo to be rated against", step)
+            if step in seen:
+                cycle = " -> ".join([*seen, step])
+                raise where.fail(path, f"levels rated against each other in a cycle: {cycle}", step)
+            seen.append(step)
+            step = levels[step].rated_against
 
 
 def _provenance_fields(where: _Where, value: object) -> dict[str, Any]:
@@ -382,6 +416,7 @@ def _provenance_fields(where: _Where, value: object) -> dict[str, Any]:
     }
     levels_obj = where.obj(obj["levels"], "provenance.levels", LEVEL_NAMES)
     levels = {name: _parse_level_provenance(where, name, levels_obj[name]) for name in LEVEL_NAMES}
+    _check_rated_against(where, levels)
     description = where.text(obj["description"], "provenance.description", MAX_DESCRIPTION, nullable=False)
     return {"engine_version": version or "", "bench_signature": signature, "levels": levels,
             "description": description or "", **texts}
@@ -489,6 +524,7 @@ def _provenance_json(provenance: Provenance) -> dict[str, Any]:
                 "elo": lp.elo,
                 "elo_ci": None if lp.elo_ci is None else list(lp.elo_ci),
                 "description": lp.description,
+                **({} if lp.rated_against is None else {"rated_against": lp.rated_against}),
             }
             for name, lp in provenance.levels.items()
         },
@@ -589,6 +625,11 @@ def profile_json_schema() -> dict[str, Any]:
                    "minItems": 2, "maxItems": 2, "description": "[low, high] confidence interval"},
         "description": description,
     }, "measured strength; null for hand-written levels")
+    level_provenance["properties"]["rated_against"] = {
+        "enum": list(LEVEL_NAMES),
+        "description": "the level this one was measured head to head against (chained calibration); "
+                       "elo_ci is then relative to it. Absent: rated on the ladder",
+    }
     provenance = _closed({
         "engine_version": short,
         "bench_signature": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_BENCH_SIGNATURE},

@@ -89,10 +89,18 @@ def build_profile(
         tracking_run_id=tracking_run_id, experiment=experiment, description=description,
         levels={name: LevelProvenance(float(levels[name]["elo"]),
                                       (float(levels[name]["ci"][0]), float(levels[name]["ci"][1])),
-                                      str(levels[name].get("description", "")))
+                                      str(levels[name].get("description", "")),
+                                      rated_against(levels[name]))
                 for name in LEVEL_NAMES},
     )
     return Profile(SCHEMA_VERSION, parsed.variant, parsed.levels, provenance)
+
+
+def rated_against(level: Mapping[str, Any]) -> str | None:
+    """The level a chained calibration rated ``level`` against (its confirmation's neighbour)."""
+    confirm = level.get("confirm")
+    neighbour = confirm.get("neighbour") if isinstance(confirm, Mapping) else None
+    return str(neighbour["level"]) if isinstance(neighbour, Mapping) else None
 
 
 def _engine_version() -> str:

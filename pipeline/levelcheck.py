@@ -7,7 +7,9 @@ part) and reports, from its own games only:
   pair-bootstrap 95 % CI (the scale the calibration's claims are on, see :func:`davidson_gap`)
   and as the score-based pentanomial Elo, next to the gap the profile claims
   (``provenance.levels.*.elo`` of the profile, or of ``--claimed-from``); ``reproduced`` = the
-  claimed gap lies in the Davidson CI;
+  claimed gap lies in the Davidson CI (the claim taken as exact); ``agrees`` = claimed and
+  measured gap differ by less than 1.96 standard errors of the difference (both uncertainties;
+  see :func:`difference_test`);
 - with ``--baseline``: every level against every level of another profile of the same variant;
 - each level's blunder rate (``pipeline.blunders``: material-only search, depth
   ``--blunder-depth``) and mean search nodes per move.
@@ -291,29 +293,77 @@ def _claim(profile: Profile, level: str) -> tuple[float | None, tuple[float, flo
     return lp.elo, lp.elo_ci
 
 
-def claimed_gap(strong: tuple[float | None, tuple[float, float] | None],
-                weak: tuple[float | None, tuple[float, float] | None]) -> dict[str, Any]:
-    """The claimed gap strong - weak and an approximate 95 % interval of it.
+def _link(profile: Profile, strong: str, weak: str) -> str | None:
+    """Which level of an adjacent pair was rated head to head against the other (a chained
+    calibration): "a" (the stronger), "b" (the weaker) or None (both rated on the ladder)."""
+    levels = profile.provenance.levels
+    if levels[strong].rated_against == weak:
+        return "a"
+    if levels[weak].rated_against == strong:
+        return "b"
+    return None
 
-    The interval combines the two levels' CI half-widths in quadrature, as if independent
-    (they come from one joint fit, so this is only a guide); None when either Elo is missing.
+
+def claimed_gap(strong: tuple[float | None, tuple[float, float] | None],
+                weak: tuple[float | None, tuple[float, float] | None],
+                link: str | None = None) -> dict[str, Any]:
+    """The claimed gap strong - weak and a 95 % interval of it.
+
+    ``link`` "a" (or "b"): the stronger (weaker) level was measured head to head against the
+    other, held at its Elo, so its own CI, shifted by that Elo, is the gap's CI. Otherwise the
+    interval combines the two levels' CI half-widths in quadrature, as if independent (they come
+    from one fit against the ladder, so this is only a guide). None when either Elo is missing.
     """
     (elo_s, ci_s), (elo_w, ci_w) = strong, weak
     levels = {"claimed_a": {"elo": elo_s, "elo_ci": None if ci_s is None else list(ci_s)},
               "claimed_b": {"elo": elo_w, "elo_ci": None if ci_w is None else list(ci_w)}}
     if elo_s is None or elo_w is None or ci_s is None or ci_w is None:
-        return {"claimed_gap": None, "claimed_gap_ci": None, **levels}
+        return {"claimed_gap": None, "claimed_gap_ci": None, "claimed_gap_ci_method": None, **levels}
     gap = elo_s - elo_w
-    half = math.hypot((ci_s[1] - ci_s[0]) / 2, (ci_w[1] - ci_w[0]) / 2)
-    return {"claimed_gap": gap, "claimed_gap_ci": [gap - half, gap + half], **levels}
+    if link == "a":
+        ci, method = [ci_s[0] - elo_w, ci_s[1] - elo_w], "head to head (the stronger level's own CI)"
+    elif link == "b":
+        ci, method = [elo_s - ci_w[1], elo_s - ci_w[0]], "head to head (the weaker level's own CI)"
+    else:
+        half = math.hypot((ci_s[1] - ci_s[0]) / 2, (ci_w[1] - ci_w[0]) / 2)
+        ci, method = [gap - half, gap + half], "approximate (both levels' CIs in quadrature)"
+    return {"claimed_gap": gap, "claimed_gap_ci": ci, "claimed_gap_ci_method": method, **levels}
+
+
+#: Two-sided 95 % normal quantile: a CI's half-width over this is its standard error.
+Z95 = 1.959963984540054
+
+
+def difference_test(measured: float, measured_ci: Sequence[float], claimed: float,
+                    claimed_ci: Sequence[float]) -> dict[str, Any]:
+    """Is the measured gap consistent with the claimed one, given BOTH uncertainties?
+
+    ``reproduced`` (claimed gap inside the measured CI) treats the claim as exact, so an
+    unbiased claim with a CI as wide as the check's fails it about 1 time in 6. This tests the
+    difference instead: each standard error is its 95 % CI half-width / 1.96, the difference's
+    is their root sum of squares, and ``agrees`` is |z| <= 1.96 (normal approximation; the two
+    measurements share no games).
+    """
+    se_m = (measured_ci[1] - measured_ci[0]) / 2 / Z95
+    se_c = (claimed_ci[1] - claimed_ci[0]) / 2 / Z95
+    diff = measured - claimed
+    se = math.hypot(se_m, se_c)
+    z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    return {"difference": diff, "difference_ci": [diff - Z95 * se, diff + Z95 * se], "z": _finite(z),
+            "agrees": bool(abs(z) <= Z95)}
 
 
 def _verdict(match: dict[str, Any]) -> dict[str, Any]:
-    """``reproduced``: claimed gap inside the measured CI; ``consistent``: the two intervals overlap."""
+    """``reproduced``: claimed gap inside the measured CI; ``consistent``: the two intervals
+    overlap; ``agrees``: :func:`difference_test`."""
     low, high = match.pop("_ci")
     gap, gap_ci = match["claimed_gap"], match["claimed_gap_ci"]
     match["reproduced"] = None if gap is None else bool(low <= gap <= high)
     match["consistent"] = None if gap_ci is None else bool(low <= gap_ci[1] and gap_ci[0] <= high)
+    finite = gap_ci is not None and all(math.isfinite(v) for v in (low, high))
+    test = difference_test(match["davidson"]["elo"], (low, high), gap, gap_ci) if finite else None
+    match["difference_test"] = test
+    match["agrees"] = None if test is None else test["agrees"]
     return match
 
 
@@ -337,12 +387,14 @@ class _Match:
     b: str
     a_claim: tuple[float | None, tuple[float, float] | None]
     b_claim: tuple[float | None, tuple[float, float] | None]
+    link: str | None = None  # see _link; only within one profile
 
 
 def adjacent_matches(profiles: _Profiles) -> list[_Match]:
     """medium vs easy and hard vs medium, the stronger level as A (Elo = the gap)."""
     return [_Match(f"{s} - {w}", level_spec(profiles.path, s), level_spec(profiles.path, w),
-                   _claim(profiles.claims, s), _claim(profiles.claims, w)) for s, w in ADJACENT]
+                   _claim(profiles.claims, s), _claim(profiles.claims, w), _link(profiles.claims, s, w))
+            for s, w in ADJACENT]
 
 
 def baseline_matches(profiles: _Profiles) -> list[_Match]:
@@ -364,7 +416,7 @@ def _play_stage(executor: Executor, settings: LevelCheckSettings, variant: str, 
     results = []
     for match, rows in zip(matches, _pairing_rows(table, settings.batch_size, len(matches)), strict=True):
         rated = {"match": match.label, "a": match.a, "b": match.b, **rate_games(rows),
-                 **claimed_gap(match.a_claim, match.b_claim)}
+                 **claimed_gap(match.a_claim, match.b_claim, match.link)}
         results.append(_verdict(rated))
     return table, results
 
@@ -493,17 +545,22 @@ def _yes_no(value: bool | None) -> str:
 
 def _match_table(matches: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = ["| match (A - B) | games | W/D/L (A) | score | measured gap, Davidson [95 % CI] | "
-             "claimed gap [approx. 95 %] | reproduced | intervals overlap | "
+             "claimed gap [95 %] | reproduced | intervals overlap | measured - claimed [95 %] | agrees | "
              "score-based (logistic) Elo [CI] |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for m in matches:
         measured = _elo(m["elo"], m["score"])
         claimed = _with_ci(m["claimed_gap"], m["claimed_gap_ci"])
+        if (m.get("claimed_gap_ci_method") or "").startswith("approximate"):
+            claimed += " approx."
+        test = m.get("difference_test")
+        diff = "n/a" if test is None else _with_ci(test["difference"], test["difference_ci"])
         d = m["davidson"]
         flag = " (prior-driven)" if d["prior_driven"] else ""
         lines.append(f"| {m['match']} | {m['games']} | {m['wins']}/{m['draws']}/{m['losses']} | "
                      f"{m['score']:.3f} | {d['elo']:+.0f} [{d['ci'][0]:+.0f}, {d['ci'][1]:+.0f}]{flag} | "
                      f"{claimed} | {_yes_no(m['reproduced'])} | {_yes_no(m['consistent'])} | "
+                     f"{diff} | {_yes_no(m.get('agrees'))} | "
                      f"{measured} {_ci(m['elo_ci'], m['score_ci'])} |")
     return lines
 

@@ -79,6 +79,17 @@ def deleter(path: str) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def _rated(against: dict[str, Any], elo: bool = True) -> Callable[[dict[str, Any]], None]:
+    """A mutation giving every level an Elo (unless ``elo`` is False) and these ``rated_against``."""
+    def mutate(doc: dict[str, Any]) -> None:
+        for name, lp in doc["provenance"]["levels"].items():
+            if elo:
+                lp.update(elo=100.0, elo_ci=[50.0, 150.0])
+            if name in against:
+                lp["rated_against"] = against[name]
+    return mutate
+
+
 # (id, mutation, substrings the message must contain)
 REJECTIONS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]] = [
     ("unknown-top-key", setter("extra", 1), ("extra", "unknown key")),
@@ -151,6 +162,14 @@ REJECTIONS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]] 
     ("bench-negative", setter("provenance.bench_signature", -1), ("provenance.bench_signature", "-1")),
     ("bench-text", setter("provenance.bench_signature", "abc"), ("provenance.bench_signature", "'abc'")),
     ("bench-bool", setter("provenance.bench_signature", False), ("provenance.bench_signature", "False")),
+    ("rated-against-itself", _rated({"hard": "hard"}), ("provenance.levels.hard.rated_against", "'hard'")),
+    ("rated-against-unknown", _rated({"hard": "expert"}),
+     ("provenance.levels.hard.rated_against", "'expert'")),
+    ("rated-against-null", _rated({"hard": None}), ("provenance.levels.hard.rated_against", "None")),
+    ("rated-against-cycle", _rated({"easy": "medium", "medium": "easy"}),
+     ("cycle", "easy -> medium -> easy")),
+    ("rated-against-no-elo", _rated({"hard": "medium"}, elo=False),
+     ("provenance.levels.hard", "rated_against needs elo")),
 ]
 
 
@@ -365,7 +384,8 @@ def test_schema_accepts_shipped_and_rejects_bad() -> None:
     jsonschema.Draft202012Validator.check_schema(profile_json_schema())
     for path in SHIPPED_FILES:
         validator.validate(json.loads(path.read_text()))
-    loader_only = {"float-int", "ci-reversed", "elo-outside-ci", "elo-without-ci", "surrogate"}
+    loader_only = {"float-int", "ci-reversed", "elo-outside-ci", "elo-without-ci", "surrogate",
+                   "rated-against-itself", "rated-against-cycle", "rated-against-no-elo"}  # relations
     for ident, mutate, _ in REJECTIONS:
         doc = valid_doc()
         mutate(doc)
@@ -445,3 +465,25 @@ def test_profile_constructed_in_code_round_trips() -> None:
         Profile(2, get_variant("russian"), levels, prov)
     with pytest.raises(ProfileError):
         Profile(1, get_variant("russian"), {"easy": levels["easy"]}, prov)
+
+
+def test_rated_against_round_trips_and_is_written_only_when_set() -> None:
+    doc = valid_doc()
+    plain = dump_profile(parse_profile(copy.deepcopy(doc)))
+    assert "rated_against" not in plain  # profiles without it keep their exact text
+    _rated({"easy": "medium", "hard": "medium"})(doc)
+    profile = parse_profile(doc)
+    assert {n: lp.rated_against for n, lp in profile.provenance.levels.items()} == {
+        "easy": "medium", "medium": None, "hard": "medium"}
+    again = parse_profile(json.loads(dump_profile(profile)))
+    assert again == profile and again.profile_hash() == profile.profile_hash()
+
+
+def test_rated_against_chain_through_a_level_is_accepted_and_cycles_are_not() -> None:
+    doc = valid_doc()
+    _rated({"easy": "medium", "medium": "hard"})(doc)  # easy -> medium -> hard: a chain, no cycle
+    assert parse_profile(doc).provenance.levels["easy"].rated_against == "medium"
+    levels = dict(parse_profile(doc).provenance.levels)
+    levels["hard"] = dataclasses.replace(levels["hard"], rated_against="easy")
+    with pytest.raises(ProfileError, match="cycle"):
+        Provenance(levels=levels)

@@ -49,6 +49,27 @@ def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
     assert default.path == folder / "profiles" / "english.json"
 
 
+def test_a_chained_levels_neighbour_is_exported_as_rated_against(tmp_path: Path) -> None:
+    from engine.profile import load_profile
+    from pipeline.stagectx import read_result
+
+    folder = fake_run(tmp_path)
+    path = folder / "calibrate" / "result.json"
+    result = read_result(path)
+    assert result is not None
+    for name in ("easy", "hard"):
+        neighbour = {"level": "medium", "name": "medium-t0001", "elo": 700.0}
+        result["levels"][name]["confirm"] = {"neighbour": neighbour}
+    result["levels"]["medium"]["confirm"] = {"neighbour": None}
+    write_result(path, result)
+    exported = export_run(folder, tmp_path / "profiles", bench_signature=1)
+    levels = load_profile(exported.path, "english").provenance.levels
+    against = {n: lp.rated_against for n, lp in levels.items()}
+    assert against == {"easy": "medium", "medium": None, "hard": "medium"}
+    unchained = export_run(fake_run(tmp_path, "r2"), tmp_path / "plain", bench_signature=1)
+    assert "rated_against" not in unchained.path.read_text()
+
+
 def test_a_profile_from_another_search_is_rejected(tmp_path: Path) -> None:
     folder = fake_run(tmp_path)
     current = current_bench_signature()

@@ -86,6 +86,11 @@ def test_levelcheck_reports_gaps_blunders_and_resumes(tmp_path: Path,
     m_high = float("inf") if m_high is None else m_high
     assert easy_medium["reproduced"] == (m_low <= 200.0 <= m_high)
     assert medium_hard["claimed_gap"] is None and medium_hard["reproduced"] is None  # hard has no Elo
+    assert medium_hard["agrees"] is None and medium_hard["difference_test"] is None
+    test = easy_medium["difference_test"]
+    assert test["difference"] == pytest.approx(easy_medium["davidson"]["elo"] - 200.0)
+    assert easy_medium["agrees"] == test["agrees"] == (abs(test["z"]) <= 1.96)
+    assert "| measured - claimed [95 %] | agrees |" in (out / "levelcheck.md").read_text()
 
     levels = result["levels"]
     assert set(levels) == {"easy", "medium", "hard"}
@@ -158,6 +163,51 @@ def test_claimed_gap_needs_both_levels() -> None:
     assert missing["claimed_b"] == {"elo": 10.0, "elo_ci": [0.0, 20.0]}
     gap = claimed_gap((110.0, (80.0, 140.0)), (10.0, (-30.0, 50.0)))
     assert gap["claimed_gap"] == 100.0 and gap["claimed_gap_ci"] == pytest.approx([50.0, 150.0])
+
+
+def test_a_head_to_head_claim_uses_the_rated_levels_own_ci() -> None:
+    strong, weak = (2221.0, (2187.0, 2254.0)), (1773.0, (1742.0, 1804.0))
+    a = claimed_gap(strong, weak, link="a")  # hard measured against medium held at +1773
+    assert a["claimed_gap"] == 448.0 and a["claimed_gap_ci"] == pytest.approx([414.0, 481.0])
+    b = claimed_gap((1773.0, (1742.0, 1804.0)), (1305.0, (1271.0, 1335.0)), link="b")  # easy against medium
+    assert b["claimed_gap"] == 468.0 and b["claimed_gap_ci"] == pytest.approx([438.0, 502.0])
+    approx = claimed_gap(strong, weak)  # ladder-rated: both CIs in quadrature, wider
+    assert approx["claimed_gap_ci_method"].startswith("approximate")
+    width = [g["claimed_gap_ci"][1] - g["claimed_gap_ci"][0] for g in (approx, a)]
+    assert width[0] > width[1]
+
+
+def test_the_difference_test_uses_both_uncertainties() -> None:
+    from pipeline.levelcheck import Z95, difference_test
+
+    # brazilian's first validated check: +387 [+358, +423] measured, +448 [+414, +481] claimed
+    t = difference_test(387.0, (358.0, 423.0), 448.0, (414.0, 481.0))
+    se = ((423 - 358) / 2 / Z95) ** 2 + ((481 - 414) / 2 / Z95) ** 2
+    assert t["difference"] == -61.0 and t["z"] == pytest.approx(-61.0 / se ** 0.5)
+    assert not t["agrees"] and t["difference_ci"][1] < 0
+    # inside the measured CI, so reproduced, and of course agreeing
+    assert difference_test(400.0, (360.0, 440.0), 430.0, (400.0, 460.0))["agrees"]
+    # just outside the measured CI (not reproduced), yet consistent once the claim's error counts
+    assert difference_test(400.0, (360.0, 440.0), 445.0, (410.0, 480.0))["agrees"]
+
+
+def test_the_difference_test_rejects_unbiased_claims_about_one_time_in_twenty() -> None:
+    """Simulated: the truth is 0; claim and measurement are independent draws with their own
+    standard errors. ``agrees`` must fail about 5 % of the time; 'claim inside the measured CI'
+    fails far more often when the claim is as uncertain as the measurement."""
+    import numpy as np
+
+    from pipeline.levelcheck import Z95, difference_test
+
+    rng = np.random.default_rng(20261129)
+    n, se_m, se_c = 4000, 20.0, 17.0
+    measured, claimed = rng.normal(0, se_m, n), rng.normal(0, se_c, n)
+    agree = sum(difference_test(m, (m - Z95 * se_m, m + Z95 * se_m),
+                                c, (c - Z95 * se_c, c + Z95 * se_c))["agrees"]
+                for m, c in zip(measured, claimed, strict=True))
+    inside = sum(abs(m - c) <= Z95 * se_m for m, c in zip(measured, claimed, strict=True))
+    assert 0.035 < 1 - agree / n < 0.065  # binomial sd at 5 %, n = 4000: 0.0034
+    assert 1 - inside / n > 0.12  # about 14 %
 
 
 def test_a_sweep_keeps_a_finite_bound() -> None:

@@ -271,6 +271,12 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
         assert all(st.startswith(f"calibrate/{level}/confirm-") for st in conf["selection"]["stages"])
         assert "validated by" in rec["description"]
     assert all(t["anchors"] != [medium_player] for t in result["trials"]["medium"])
+    # the exported profile says which levels were rated head to head against medium
+    from engine.profile import load_profile
+
+    provenance = load_profile(folder / "profiles" / "english.json", "english").provenance
+    assert {n: lp.rated_against for n, lp in provenance.levels.items()} == {
+        "easy": "medium", "medium": None, "hard": "medium"}
 
 
 def _batch_files(folder: Path) -> dict[Path, int]:
