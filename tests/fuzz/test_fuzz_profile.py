@@ -118,8 +118,14 @@ def check_document(doc: Any) -> None:
     for key in ("source_config_hash", "tracking_run_id", "experiment"):
         _text(prov[key], SHORT, nullable=True)
     _text(prov["description"], LONG, nullable=False)
-    for lp in _keys(prov["levels"], LEVELS).values():
-        lp = _keys(lp, ("elo", "elo_ci", "description"))
+    prov_levels = _keys(prov["levels"], LEVELS)
+    for name, lp in prov_levels.items():
+        optional = ("rated_against",) if isinstance(lp, dict) and "rated_against" in lp else ()
+        lp = _keys(lp, ("elo", "elo_ci", "description", *optional))
+        if optional and (lp["rated_against"] not in LEVELS or lp["rated_against"] == name):
+            raise Invalid("rated_against names another level")
+        if optional and lp["elo"] is None:
+            raise Invalid("rated_against needs an Elo")
         _text(lp["description"], LONG, nullable=False)
         if lp["elo"] is not None:
             _number(lp["elo"], "float", -ELO_LIMIT, ELO_LIMIT)
@@ -135,6 +141,14 @@ def check_document(doc: Any) -> None:
             raise Invalid("elo and elo_ci")
         if ci is not None and not ci[0] <= lp["elo"] <= ci[1]:
             raise Invalid("elo outside elo_ci")
+    for name in LEVELS:  # following rated_against must end at a level rated on its own, no cycle
+        seen = [name]
+        step = prov_levels[name].get("rated_against")
+        while step is not None:
+            if prov_levels[step]["elo"] is None or step in seen:
+                raise Invalid("rated_against chain")
+            seen.append(step)
+            step = prov_levels[step].get("rated_against")
 
 
 def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -217,7 +231,7 @@ KEY_NAMES = sorted(
         *(f.name for f in FEATURES),
         *(p.name for p in PARAMS),
         "engine_version", "bench_signature", "source_config_hash", "tracking_run_id", "experiment",
-        "description", "elo", "elo_ci",
+        "description", "elo", "elo_ci", "rated_against",
     }
 )
 json_numbers = st.one_of(
@@ -341,6 +355,10 @@ def valid_documents(draw: st.DrawFn) -> dict[str, Any]:
             prov_levels[level] = {"elo": b, "elo_ci": [a, c], "description": text(LONG)}
         else:
             prov_levels[level] = {"elo": None, "elo_ci": None, "description": text(LONG)}
+    if prov_levels["medium"]["elo"] is not None:  # a chained calibration: easy and hard against medium
+        for level in ("easy", "hard"):
+            if prov_levels[level]["elo"] is not None and draw(st.booleans()):
+                prov_levels[level]["rated_against"] = "medium"
     optional = st.one_of(
         st.none(), st.text(max_size=SHORT).filter(lambda s: not re.search("[\ud800-\udfff]", s))
     )
