@@ -386,14 +386,13 @@ def _parse_level_provenance(where: _Where, name: str, value: object) -> LevelPro
 
 
 def _check_rated_against(where: _Where, levels: Mapping[str, LevelProvenance]) -> None:
-    """Each ``rated_against`` names another measured level, and following them ends (no cycle)."""
+    """Each ``rated_against`` (already checked to name another level) names a measured level,
+    and following them ends (no cycle)."""
     for name, lp in levels.items():
         seen = [name]
         step = lp.rated_against
         while step is not None:
             path = f"provenance.levels.{seen[-1]}.rated_against"
-            if step not in levels or step == seen[-1]:
-                raise where.fail(path, f"expected another level ({', '.join(LEVEL_NAMES)})", step)
             if levels[step].elo is None:
                 raise where.fail(path, f"level {step!r} has no measured Elo to be rated against", step)
             if step in seen:

@@ -31,8 +31,9 @@ from engine.move import Move
 from engine.position import Position
 from engine.search import Searcher
 from engine.variants import Color, Variant, get_variant
+from pipeline.ratings import Z95
 
-WILSON_Z = 1.959963984540054  # two-sided 95 %
+WILSON_Z = Z95  # two-sided 95 %
 _NODE_BUDGET = 20_000_000  # never binds at the depths used here; the depth is the limit
 _TT_LOG2 = 16
 _MOVE_NUMBER = re.compile(r"^\d+\.+$")

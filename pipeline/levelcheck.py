@@ -40,7 +40,7 @@ from pipeline.distributed import Executor, RayOptions, make_executor
 from pipeline.match import BatchSpec
 from pipeline.matchplan import Pairing, Progress, pair_index, play_pairings
 from pipeline.openings import DECK_PARTS, load_deck
-from pipeline.ratings import ScoreStats
+from pipeline.ratings import Z95, ScoreStats
 from pipeline.stagectx import player_nodes_per_move, read_result, write_result
 
 RUN_ID = "levelcheck"
@@ -328,10 +328,6 @@ def claimed_gap(strong: tuple[float | None, tuple[float, float] | None],
         half = math.hypot((ci_s[1] - ci_s[0]) / 2, (ci_w[1] - ci_w[0]) / 2)
         ci, method = [gap - half, gap + half], "approximate (both levels' CIs in quadrature)"
     return {"claimed_gap": gap, "claimed_gap_ci": ci, "claimed_gap_ci_method": method, **levels}
-
-
-#: Two-sided 95 % normal quantile: a CI's half-width over this is its standard error.
-Z95 = 1.959963984540054
 
 
 def difference_test(measured: float, measured_ci: Sequence[float], claimed: float,

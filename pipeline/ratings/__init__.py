@@ -14,6 +14,7 @@ from pipeline.ratings.fit import Estimate, PlayerRating, RatingTable, fit_elo
 from pipeline.ratings.games import GameResults, games_from_color_table
 from pipeline.ratings.logistic import NATS_PER_ELO, elo_to_score, score_to_elo
 from pipeline.ratings.pairs import (
+    Z95,
     MatchStats,
     PairScores,
     ScoreStats,
@@ -39,6 +40,7 @@ from pipeline.ratings.sprt import (
 __all__ = [
     "DEFAULT_MIN_PAIRS",
     "NATS_PER_ELO",
+    "Z95",
     "Estimate",
     "GameResults",
     "MatchStats",

@@ -24,6 +24,9 @@ from pipeline.ratings.errors import RatingsError
 from pipeline.ratings.games import GameResults
 from pipeline.ratings.logistic import score_to_elo
 
+#: Two-sided 95 % standard-normal quantile: a 95 % CI's half-width over this is its standard error.
+Z95 = 1.959963984540054
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
