@@ -43,17 +43,24 @@ def setting(
     check: Check | None = None,
     hashed: bool = True,
     added_later: bool = False,
+    legacy: Any = None,
 ) -> Any:
     """Declare one config key: its default (omit for required), doc, check and hash role.
 
     ``added_later``: a key introduced after configs were already in use; while it keeps its
     default it stays out of the config hash, so existing run folders keep their ids and resume.
+    ``legacy``: a key added later whose default changed behaviour; while it has this value (the
+    old behaviour, written out in the old configs) it stays out of the hash, for the same reason.
     """
-    meta = {"doc": doc, "check": check, "hashed": hashed, "added_later": added_later}
+    meta = {"doc": doc, "check": check, "hashed": hashed, "added_later": added_later, "legacy": legacy}
     return field(default=default, metadata=meta)
 
 
 # ---- reusable checks -------------------------------------------------------------------------
+
+
+def one_of(*allowed: Any) -> Check:
+    return lambda v: None if v in allowed else f"must be one of {', '.join(map(str, allowed))}"
 
 
 def at_least(low: float) -> Check:
@@ -220,8 +227,7 @@ class RunConfig:
             values = {
                 f.name: getattr(obj, f.name)
                 for f in dataclasses.fields(obj)
-                if not hashed_only or (f.metadata.get("hashed", True) and not (
-                    f.metadata.get("added_later", False) and getattr(obj, f.name) == f.default))
+                if not hashed_only or (f.metadata.get("hashed", True) and not _hash_exempt(f, obj))
             }
             if values or not hashed_only:
                 out[name] = values
@@ -243,6 +249,16 @@ class RunConfig:
         raw = self.to_dict()
         raw.setdefault(section, {}).update(changes)
         return parse_config(raw, source=self.source)
+
+
+def _hash_exempt(f: dataclasses.Field[Any], obj: Any) -> bool:
+    """True when a hashed key stays out of the hash: an added-later key at its default, or a key
+    at its legacy value (see :func:`setting`)."""
+    value = getattr(obj, f.name)
+    if f.metadata.get("added_later", False) and value == f.default:
+        return True
+    legacy = f.metadata.get("legacy")
+    return legacy is not None and value == legacy
 
 
 # ---- parsing ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from pipeline.config import (
     even_positive,
     known_variant,
     non_empty,
+    one_of,
     register_section,
     setting,
 )
@@ -230,6 +231,12 @@ class JobSection:
     deck_part: str = setting("all", doc="openings every stage uses: 'all', or the 'even' / 'odd' positions "
                                         "of the deck (keep the other half for an independent check)",
                              check=deck_part_problem)
+    seed_scheme: int = setting(
+        2, doc="how stage games' seeds derive from [run] seed: 2 = also from the stage name, so no two "
+        "stages share player seeds; 1 = (seed, batch, game) only, the scheme of runs recorded before "
+        "this key existed (pipeline.matchplan)",
+        check=one_of(1, 2), legacy=1,
+    )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from pipeline.distributed import Executor
 from pipeline.jobconfig import LadderSection, _bridges, _depths
-from pipeline.matchplan import Pairing, ProgressFn, play_pairings
+from pipeline.matchplan import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
 from pipeline.openings import Opening
 from pipeline.ratings import GameResults, RatingTable, fit_elo, games_from_color_table
 from pipeline.storage import write_json
@@ -252,6 +252,7 @@ def ensure_ladder(
     deck: Sequence[Opening],
     progress: ProgressFn | None = None,
     deck_part: str = "all",
+    seed_scheme: int = LEGACY_SEED_SCHEME,
 ) -> tuple[Ladder, str]:
     """The run's ladder and where it came from ('run', 'stored' or 'rated').
 
@@ -271,7 +272,7 @@ def ensure_ladder(
     ladder_anchors = anchors(variant, section)
     table = play_pairings(executor, output_root, run_id, LADDER_STAGE, variant,
                           pairings(ladder_anchors, section.pairs, section.reach), run_seed, batch_size,
-                          ply_cap, deck, progress)
+                          ply_cap, deck, progress, seed_scheme)
     ladder = fit_ladder(variant, ladder_anchors, table, hash_)
     save_ladder(ladder, here)
     if section.path is not None:

@@ -33,9 +33,14 @@ class GameSeeds:
     b: int
 
 
-def game_seeds(run_seed: int, batch_id: int, game_index: int) -> GameSeeds:
-    """Deterministic seeds of game ``game_index`` of batch ``batch_id`` (SeedSequence spawn key)."""
-    seq = np.random.SeedSequence(entropy=run_seed, spawn_key=(batch_id, game_index))
+def game_seeds(run_seed: int, batch_id: int, game_index: int, salt: int | None = None) -> GameSeeds:
+    """Deterministic seeds of game ``game_index`` of batch ``batch_id`` (SeedSequence spawn key).
+
+    ``salt`` (seed scheme 2, ``pipeline.matchplan.seed_salt``) puts the stage into the spawn key, so
+    two stages that both number their batches from 0 get unrelated seeds; None is scheme 1.
+    """
+    key = (batch_id, game_index) if salt is None else (salt, batch_id, game_index)
+    seq = np.random.SeedSequence(entropy=run_seed, spawn_key=key)
     game, a, b = (int(x) & _SEED_MASK for x in seq.generate_state(3, dtype=np.uint64))
     return GameSeeds(game=game, a=a, b=b)
 
@@ -71,11 +76,13 @@ def make_batch_spec(
     first_game_id: int,
     openings: list[tuple[str, str]] | tuple[tuple[str, str], ...],
     ply_cap: int,
+    seed_salt: int | None = None,
 ) -> BatchSpec:
-    """A batch of ``2 * len(openings)`` games with its per-game seeds filled in."""
+    """A batch of ``2 * len(openings)`` games with its per-game seeds filled in (see ``game_seeds``
+    for ``seed_salt``)."""
     if first_game_id % 2:
         raise ValueError(f"first_game_id must be even (whole pairs), got {first_game_id}")
-    seeds = tuple(game_seeds(run_seed, batch_id, i) for i in range(2 * len(openings)))
+    seeds = tuple(game_seeds(run_seed, batch_id, i, seed_salt) for i in range(2 * len(openings)))
     return BatchSpec(
         run_id=run_id, batch_id=batch_id, variant=variant, player_a=player_a, player_b=player_b,
         run_seed=run_seed, first_game_id=first_game_id, openings=tuple(openings), seeds=seeds,

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.distributed import Executor
-from pipeline.matchplan import Pairing, ProgressFn, play_pairings
+from pipeline.matchplan import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
 from pipeline.openings import Opening
 
 
@@ -36,6 +36,7 @@ class StageContext:
     ply_cap: int
     deck: tuple[Opening, ...]
     progress: ProgressFn | None = None
+    seed_scheme: int = LEGACY_SEED_SCHEME  # the run's [run] seed_scheme (see pipeline.matchplan)
 
     @property
     def run_folder(self) -> Path:
@@ -44,7 +45,8 @@ class StageContext:
     def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
         """Play (or read back) the games of ``pairings`` in stage folder ``stage``."""
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
-                             self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress)
+                             self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
+                             self.seed_scheme)
 
 
 def trial_slot(study: Any, trial: Any) -> int:

@@ -391,3 +391,19 @@ def test_a_key_added_later_changes_the_hash_only_when_set(tmp_path: Path) -> Non
               for t in (text, without)}
     assert len(hashes) == 1  # at its default it stays out of the hash: old run folders still resume
     assert load_job_config(str(TINY), JobOptions()).config_hash() not in hashes
+
+
+def test_seed_scheme_defaults_to_two_and_one_keeps_recorded_hashes(tmp_path: Path) -> None:
+    text = TINY.read_text()
+    assert "seed_scheme" not in text
+    with_key = {n: text.replace('variant = "english"', f'variant = "english"\nseed_scheme = {n}', 1)
+                for n in (1, 2)}
+    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
+    one, two = (load_job_config(str(_config(tmp_path, with_key[n])), JobOptions()) for n in (1, 2))
+    assert default.section("job").seed_scheme == 2 and one.section("job").seed_scheme == 1
+    assert default.config_hash() == two.config_hash() != one.config_hash()
+    assert "seed_scheme" not in one.to_dict(hashed_only=True)["job"]  # the legacy value: old ids hold
+    assert one.to_dict()["job"]["seed_scheme"] == 1  # yet the manifest records it
+    bad = text.replace('variant = "english"', 'variant = "english"\nseed_scheme = 3', 1)
+    with pytest.raises(ConfigError, match=r"job.seed_scheme = 3: must be one of 1, 2"):
+        load_job_config(str(_config(tmp_path, bad)), JobOptions())

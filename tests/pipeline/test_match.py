@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipeline.match import format_movetext, game_seeds, make_batch_spec, play_batch
+from pipeline.match import GameSeeds, format_movetext, game_seeds, make_batch_spec, play_batch
 from pipeline.openings import load_deck
 from pipeline.records import GAMES_SCHEMA, TERMINATIONS, TIMING_COLUMNS, winner_score
 
@@ -23,6 +23,21 @@ def test_seeds_are_deterministic_and_distinct() -> None:
     seeds = {game_seeds(s, b, g) for s in range(3) for b in range(3) for g in range(4)}
     assert len(seeds) == 36
     assert all(0 <= x < 2**63 for s in seeds for x in (s.game, s.a, s.b))
+
+
+def test_scheme_one_seeds_never_change() -> None:
+    # runs recorded under seed scheme 1 replay and resume only while this derivation stays fixed
+    assert game_seeds(71013, 3, 5) == GameSeeds(game=6223982603190714623, a=7358388930426517246,
+                                                 b=2299543610346721703)
+    assert game_seeds(71013, 3, 5, salt=None) == game_seeds(71013, 3, 5)
+
+
+def test_a_salt_gives_unrelated_seeds() -> None:
+    plain = {game_seeds(1, b, g) for b in range(3) for g in range(4)}
+    salted = {game_seeds(1, b, g, salt=s) for s in (5, 6) for b in range(3) for g in range(4)}
+    assert len(salted) == 24 and not plain & salted
+    seeds = {x for s in salted for x in (s.game, s.a, s.b)}
+    assert len(seeds) == 72 and all(0 <= x < 2**63 for x in seeds)
 
 
 @pytest.mark.parametrize("variant", ["english", "brazilian", "russian"])

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.distributed import InProcessExecutor
-from pipeline.match import BatchSpec, play_batch
-from pipeline.matchplan import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings
+from pipeline.match import BatchSpec, game_seeds, play_batch
+from pipeline.matchplan import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings, seed_salt
 from pipeline.openings import load_deck
 from pipeline.records import GAMES_SCHEMA, TIMING_COLUMNS
 
@@ -39,6 +39,44 @@ def test_same_stream_same_openings_and_every_pair_has_both_colours() -> None:
     other = plan_pairings("run", "ladder", "english", [Pairing("random", "random", 5, stream=9)], 3, 4, 40,
                           DECK)
     assert [o for s in other for o in s.openings] != first
+
+
+CONFIRM, VALIDATE = "calibrate/hard/confirm-0003/round-000", "calibrate/hard/validate-0003/round-000"
+
+
+def _seeds(specs: list[BatchSpec]) -> list[object]:
+    return [seeds for spec in specs for seeds in spec.seeds]
+
+
+def test_seed_scheme_two_gives_every_stage_its_own_seeds() -> None:
+    def plan(stage: str, scheme: int) -> list[BatchSpec]:
+        return plan_pairings("run", stage, "english", PAIRINGS, 3, 4, 40, DECK, seed_scheme=scheme)
+
+    # scheme 1 (recorded runs): two stages share the seeds of every slot, the flaw scheme 2 removes
+    assert _seeds(plan(CONFIRM, 1)) == _seeds(plan(VALIDATE, 1))
+    default = plan_pairings("run", CONFIRM, "english", PAIRINGS, 3, 4, 40, DECK)
+    assert plan(CONFIRM, 1) == default  # scheme 1 is the library default
+    confirm, validate = plan(CONFIRM, 2), plan(VALIDATE, 2)
+    assert confirm == plan(CONFIRM, 2)  # still a pure function of its inputs
+    every = _seeds(confirm) + _seeds(validate) + _seeds(plan(CONFIRM, 1))
+    assert len(set(every)) == len(every)
+    # only the seeds change: same batches, same openings
+    assert [(s.batch_id, s.openings) for s in confirm] == [(s.batch_id, s.openings) for s in plan(CONFIRM, 1)]
+    with pytest.raises(ValueError, match="unknown seed scheme 3"):
+        plan(CONFIRM, 3)
+
+
+def test_played_games_record_the_scheme_two_seeds(tmp_path: Path) -> None:
+    pairing = [Pairing("random", "random", 2)]
+    table = play_pairings(InProcessExecutor(), tmp_path, "run", VALIDATE, "english", pairing, 9, 4, 40, DECK,
+                          seed_scheme=2)
+    salt = seed_salt(VALIDATE, 2)
+    assert salt is not None
+    for row in table.select(["game_id", "game_seed", "white_seed", "black_seed", "a_color"]).to_pylist():
+        expected = game_seeds(9, row["game_id"] // 4, row["game_id"] % 4, salt)
+        a, b = (row["white_seed"], row["black_seed"]) if row["a_color"] == "white" else (
+            row["black_seed"], row["white_seed"])
+        assert (row["game_seed"], a, b) == (expected.game, expected.a, expected.b)
 
 
 def test_steps_extend_a_pairing_without_moving_batches() -> None:
