@@ -31,6 +31,7 @@ from pipeline.matchplan import Pairing
 from pipeline.stagectx import StageContext, player_nodes_per_move
 
 if TYPE_CHECKING:
+    from pipeline.calibrate import Rating
     from pipeline.chain import Neighbour
 
 #: Opening streams of confirmation games: far from the trials' streams 0 and 1.
@@ -55,6 +56,18 @@ def opponents(ladder: Ladder, pin: str, target: float) -> list[tuple[str, str]]:
         if a.name not in [n for n, _ in out]:
             out.append((a.name, a.spec))
     return out
+
+
+#: A candidate still prior-driven after this many pairs per opponent (no loss, or no win, in
+#: hundreds of games) is far from any target: confirmation stops it as a miss.
+PRIOR_DRIVEN_STOP_PAIRS = 200
+
+
+def _narrow(rating: Rating, half: float, section: CalibrateSection) -> bool:
+    """Whether a rating's CI meets the width bound. A prior-driven rating (its games hold no loss,
+    or no win, so the estimate is the prior's) never does: every bootstrap resample shares the
+    degenerate score, so its CI is narrow without measuring anything."""
+    return half <= section.confirm_half_width and not rating.prior_driven
 
 
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
@@ -94,14 +107,16 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
             origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
+            flag = ", prior-driven: no CI yet" if rating.prior_driven else ""
             log(f"{kind} {level} ({origin}) round {rounds}: Elo {rating.elo:+.0f} "
                 f"[{rating.ci_low:+.0f}, {rating.ci_high:+.0f}] (half-width {half:.0f}, "
-                f"target {target:+.0f}), "
+                f"target {target:+.0f}{flag}), "
                 f"{rounds * step} pairs per opponent")
-        if half <= section.confirm_half_width or (rounds + 1) * step > section.confirm_max_pairs:
+        if (_narrow(rating, half, section) or (rounds + 1) * step > section.confirm_max_pairs
+                or (rating.prior_driven and rounds * step >= PRIOR_DRIVEN_STOP_PAIRS)):
             break
-    within = rating.ci_low <= target <= rating.ci_high
-    narrow = half <= section.confirm_half_width
+    within = rating.ci_low <= target <= rating.ci_high and not rating.prior_driven
+    narrow = _narrow(rating, half, section)
     # When a validation will measure the chosen candidate again, choosing only candidates whose
     # confirmed Elo is also within ``tolerance`` of the target makes that measurement likelier to
     # hit (it is not what gets reported, so this adds no lean to the reported numbers).

@@ -1,0 +1,101 @@
+"""Confirmation rounds: when a candidate's CI counts as narrow (found in brazilian validated run 3).
+
+A candidate that has not lost a game (or not won one) has a prior-driven rating: every bootstrap
+resample shares its degenerate score, so the CI looks narrow without measuring anything. Run 3
+stopped such a Hard proposal (66 W / 14 D / 0 L) after one round as a "narrow miss" at +2808 +- 19.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.chain import Neighbour
+from pipeline.confirm import PRIOR_DRIVEN_STOP_PAIRS, confirm_candidate
+from pipeline.jobconfig import calibrate_section
+from pipeline.mainjob import JobOptions, load_job_config
+from pipeline.matchplan import Pairing
+
+from .conftest import REPO
+
+MEDIUM = Neighbour("medium", "medium-t9001", "inline:medium-t9001:{}", elo=1800.0, chain_half_width=34.0)
+CANDIDATE = "hard-t9002"
+
+
+def _section() -> Any:
+    section = calibrate_section(load_job_config(str(REPO / "configs" / "runs" / "tiny.toml"), JobOptions()))
+    assert section is not None
+    return dataclasses.replace(section, hard_target=2200.0, confirm_step_pairs=40, confirm_half_width=35.0,
+                               confirm_max_pairs=1400, confirm_bootstrap=200)
+
+
+class _FakeContext:
+    """Plays nothing: each round's games come from ``results(round)`` (A's points, per game)."""
+
+    run_seed = 5
+
+    def __init__(self, results: Callable[[int], Sequence[float]]) -> None:
+        self.results = results
+        self.rounds = 0
+
+    def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
+        (pairing,) = pairings
+        points = list(self.results(self.rounds))
+        assert len(points) == 2 * pairing.pairs
+        self.rounds += 1
+        rows: dict[str, list[Any]] = {k: [] for k in (
+            "white_player", "black_player", "result_white", "variant", "run_id", "pair_id", "white_nodes",
+            "black_nodes", "plies", "opening_fen")}
+        for g, a_points in enumerate(points):
+            a_white = g % 2 == 0
+            rows["white_player"].append(CANDIDATE if a_white else MEDIUM.name)
+            rows["black_player"].append(MEDIUM.name if a_white else CANDIDATE)
+            rows["result_white"].append(a_points if a_white else 1.0 - a_points)
+            rows["variant"].append("brazilian")
+            rows["run_id"].append(stage)
+            rows["pair_id"].append(g // 2)
+            rows["white_nodes"].append(100)
+            rows["black_nodes"].append(100)
+            rows["plies"].append(60)
+            rows["opening_fen"].append("W:W21,22:B1,2")
+        return pa.table(rows)
+
+
+def _confirm(ctx: _FakeContext) -> dict[str, Any]:
+    rec = {"slot": 9002, "number": None, "knobs": {"node_budget": 2273}, "proposed": True}
+    return confirm_candidate(ctx, None, _section(), "hard", rec, "inline:hard-t9002:{}", 1,  # type: ignore[arg-type]
+                             neighbour=MEDIUM)
+
+
+def _mixed(seed: int) -> Callable[[int], Sequence[float]]:
+    """About 82 % wins, 12 % draws, 6 % losses: a gap of about +400."""
+    rng = np.random.default_rng(seed)
+    return lambda _round: rng.choice([1.0, 0.5, 0.0], size=80, p=[0.82, 0.12, 0.06]).tolist()
+
+
+def test_a_round_without_a_loss_is_not_a_measurement() -> None:
+    """66 W / 14 D / 0 L first (run 3's round), then ordinary rounds: confirmation goes on."""
+    mixed = _mixed(1)
+    ctx = _FakeContext(lambda r: [1.0] * 66 + [0.5] * 14 if r == 0 else mixed(r))
+    result = _confirm(ctx)
+    assert result["rounds"] > 1 and not result["prior_driven"]
+    assert result["narrow"] == (result["half_width"] <= 35.0)
+    assert 2000 < result["elo"] < 2400  # the data's gap, not the prior's cap
+
+
+def test_a_candidate_that_never_loses_stops_as_a_miss() -> None:
+    ctx = _FakeContext(lambda _r: [1.0] * 70 + [0.5] * 10)
+    result = _confirm(ctx)
+    assert result["prior_driven"]
+    assert result["pairs_per_opponent"] == PRIOR_DRIVEN_STOP_PAIRS
+    assert not result["narrow"] and not result["within_ci"] and not result["hit"]
+
+
+def test_an_ordinary_candidate_still_stops_once_narrow() -> None:
+    result = _confirm(_FakeContext(_mixed(2)))
+    assert not result["prior_driven"] and result["narrow"] and result["half_width"] <= 35.0
+    assert result["pairs_per_opponent"] < 1400
