@@ -388,6 +388,6 @@ def describe_sections() -> str:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             default = "required" if f.default is dataclasses.MISSING else repr(f.default)
-            doc = f.metadata.get("doc", "")
+            doc = f.metadata.get("doc", "").replace("|", "\\|")  # a bare | would end the cell
             lines.append(f"| {name}.{f.name} | {_describe(hints[f.name])} | {default} | {doc} |")
     return "\n".join(lines)

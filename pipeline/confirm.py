@@ -11,6 +11,11 @@ the estimate) keeps one candidate's estimate unbiased; moving on to the next can
 miss does not (the one kept is kept because it landed near the target), which is what
 ``confirm_validate`` (a fresh measurement of the kept candidate) is for.
 
+A prior-driven rating (no loss, or no win, among the candidate's games) never counts as
+narrow: its bootstrap CI collapses without measuring anything. With ``confirm_validate``,
+confirmation only chooses, so a candidate whose estimate is more than ``tolerance`` +
+``confirm_futility`` half-widths from the target stops early as a miss.
+
 A confirmed level *hits* when its target is inside the confirmed CI and the half-width
 criterion was met. When it misses, the next-ranked trial is confirmed, up to
 ``confirm_candidates`` per level; the reported numbers are always the confirmation's.
@@ -70,6 +75,17 @@ def _narrow(rating: Rating, half: float, section: CalibrateSection) -> bool:
     return half <= section.confirm_half_width and not rating.prior_driven
 
 
+def _futile(rating: Rating, half: float, target: float, section: CalibrateSection) -> bool:
+    """Whether a confirmation can stop as a miss before its CI is narrow: only when a validation
+    will measure the chosen candidate again (so confirmation only chooses, and a stopped miss's
+    numbers are never reported), and only when the estimate is more than the tolerance plus
+    ``confirm_futility`` half-widths from the target, so that the candidate cannot plausibly end
+    within the tolerance, which a choice needs."""
+    if not section.confirm_validate or section.confirm_futility <= 0 or rating.prior_driven:
+        return False
+    return abs(rating.elo - target) > section.tolerance + section.confirm_futility * half
+
+
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
                       rec: Mapping[str, Any], spec: str, candidate: int,
                       log: Callable[[str], None] | None = None,
@@ -112,7 +128,11 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
                 f"[{rating.ci_low:+.0f}, {rating.ci_high:+.0f}] (half-width {half:.0f}, "
                 f"target {target:+.0f}{flag}), "
                 f"{rounds * step} pairs per opponent")
-        if (_narrow(rating, half, section) or (rounds + 1) * step > section.confirm_max_pairs
+        futile = not validate and _futile(rating, half, target, section)
+        if futile and log is not None:
+            log(f"{kind} {level}: futile, {abs(rating.elo - target):.0f} Elo from the target is more than "
+                f"the tolerance + {section.confirm_futility:g} half-widths: stopped as a miss")
+        if (_narrow(rating, half, section) or futile or (rounds + 1) * step > section.confirm_max_pairs
                 or (rating.prior_driven and rounds * step >= PRIOR_DRIVEN_STOP_PAIRS)):
             break
     within = rating.ci_low <= target <= rating.ci_high and not rating.prior_driven
@@ -128,6 +148,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         "nodes_per_move": player_nodes_per_move(table, name), "rounds": rounds,
         "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps],
         "pin": section.pin if neighbour is None else neighbour.name,
+        "futile": futile,
         "stages": stages, "ci_method": f"pair bootstrap ({section.confirm_bootstrap} resamples)",
         "_table": table,  # for the joint fit; dropped before the result is written
     }

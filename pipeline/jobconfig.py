@@ -358,6 +358,11 @@ class CalibrateSection:
                    "confirmation landed on the target carries that luck in its estimate; confirmation "
                    "then also asks |Elo - target| <= tolerance of the candidate it chooses",
         added_later=True)
+    confirm_futility: float = setting(
+        2.0, doc="with confirm_validate: a confirmation stops as a miss once |Elo - target| exceeds "
+                 "tolerance + this many CI half-widths (0: never; then a hopeless candidate plays until "
+                 "narrow or confirm_max_pairs)",
+        check=between(0.0, 100.0), legacy=0.0)
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,14 @@ def test_describe_sections_lists_every_key() -> None:
     table = describe_sections()
     for key in ("run.seed", "selfplay.batch_size", "ray.address", "selfplay.max_in_flight"):
         assert f"| {key} |" in table
+
+
+def test_describe_sections_rows_have_four_cells() -> None:
+    """A doc quoting |Elo - target| must not split its row (its pipes are escaped)."""
+    import pipeline.jobconfig  # noqa: F401 - registers the main job's sections (their docs hold pipes)
+
+    rows = describe_sections().split("\n")
+    assert any("\\|Elo - target\\|" in row for row in rows)
+    for row in rows:
+        cells = row.replace("\\|", "").strip("|").split("|")
+        assert len(cells) == 4, row

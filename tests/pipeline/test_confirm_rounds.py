@@ -1,8 +1,12 @@
-"""Confirmation rounds: when a candidate's CI counts as narrow (found in brazilian validated run 3).
+"""Confirmation rounds: when a candidate's CI counts as narrow, and when a hopeless one stops.
+
+Both were found in brazilian validated run 3.
 
 A candidate that has not lost a game (or not won one) has a prior-driven rating: every bootstrap
 resample shares its degenerate score, so the CI looks narrow without measuring anything. Run 3
 stopped such a Hard proposal (66 W / 14 D / 0 L) after one round as a "narrow miss" at +2808 +- 19.
+The same run played 1,400 pairs with each of three Hard trials that were 200-400 Elo from the
+target after a few rounds; ``confirm_futility`` stops such a candidate as a miss.
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ MEDIUM = Neighbour("medium", "medium-t9001", "inline:medium-t9001:{}", elo=1800.
 CANDIDATE = "hard-t9002"
 
 
-def _section() -> Any:
+def _section(**changes: Any) -> Any:
     section = calibrate_section(load_job_config(str(REPO / "configs" / "runs" / "tiny.toml"), JobOptions()))
     assert section is not None
-    return dataclasses.replace(section, hard_target=2200.0, confirm_step_pairs=40, confirm_half_width=35.0,
-                               confirm_max_pairs=1400, confirm_bootstrap=200)
+    settings = {"hard_target": 2200.0, "confirm_step_pairs": 40, "confirm_half_width": 35.0,
+                "confirm_max_pairs": 1400, "confirm_bootstrap": 200, "tolerance": 15.0,
+                "confirm_validate": False}
+    return dataclasses.replace(section, **{**settings, **changes})
 
 
 class _FakeContext:
@@ -65,16 +71,16 @@ class _FakeContext:
         return pa.table(rows)
 
 
-def _confirm(ctx: _FakeContext) -> dict[str, Any]:
+def _confirm(ctx: _FakeContext, validate: bool = False, **changes: Any) -> dict[str, Any]:
     rec = {"slot": 9002, "number": None, "knobs": {"node_budget": 2273}, "proposed": True}
-    return confirm_candidate(ctx, None, _section(), "hard", rec, "inline:hard-t9002:{}", 1,  # type: ignore[arg-type]
-                             neighbour=MEDIUM)
+    return confirm_candidate(ctx, None, _section(**changes), "hard", rec,  # type: ignore[arg-type]
+                             "inline:hard-t9002:{}", 1, neighbour=MEDIUM, validate=validate)
 
 
-def _mixed(seed: int) -> Callable[[int], Sequence[float]]:
-    """About 82 % wins, 12 % draws, 6 % losses: a gap of about +400."""
+def _mixed(seed: int, win: float = 0.82, draw: float = 0.12) -> Callable[[int], Sequence[float]]:
+    """By default about 82 % wins, 12 % draws, 6 % losses: a gap of about +400."""
     rng = np.random.default_rng(seed)
-    return lambda _round: rng.choice([1.0, 0.5, 0.0], size=80, p=[0.82, 0.12, 0.06]).tolist()
+    return lambda _round: rng.choice([1.0, 0.5, 0.0], size=80, p=[win, draw, 1.0 - win - draw]).tolist()
 
 
 def test_a_round_without_a_loss_is_not_a_measurement() -> None:
@@ -99,3 +105,32 @@ def test_an_ordinary_candidate_still_stops_once_narrow() -> None:
     result = _confirm(_FakeContext(_mixed(2)))
     assert not result["prior_driven"] and result["narrow"] and result["half_width"] <= 35.0
     assert result["pairs_per_opponent"] < 1400
+
+
+def _far(seed: int) -> Callable[[int], Sequence[float]]:
+    """About 72 % wins, 12 % draws, 16 % losses: a gap of about +230, some 170 Elo below +400."""
+    return _mixed(seed, win=0.72, draw=0.12)
+
+
+def test_a_hopeless_candidate_stops_early_when_a_validation_follows() -> None:
+    full = _confirm(_FakeContext(_far(3)))  # the same games, measured to +-35
+    early = _confirm(_FakeContext(_far(3)), confirm_validate=True)
+    assert not full["futile"] and full["narrow"] and not full["hit"]
+    assert early["futile"] and not early["hit"] and not early["narrow"]
+    assert abs(early["elo"] - 2200.0) > 15.0 + 2.0 * early["half_width"]
+    assert early["pairs_per_opponent"] < full["pairs_per_opponent"]
+
+
+def test_no_futility_stop_when_switched_off_or_in_a_validation() -> None:
+    """confirm_futility = 0 is the recorded runs' rule; a validation's numbers are reported, so it
+    never stops early (nor does a confirmation without one: the first test's ``full``)."""
+    full = _confirm(_FakeContext(_far(3)))
+    for kwargs in ({"confirm_futility": 0.0}, {"validate": True}):
+        result = _confirm(_FakeContext(_far(3)), confirm_validate=True, **kwargs)
+        assert not result["futile"] and result["narrow"]
+        assert result["pairs_per_opponent"] == full["pairs_per_opponent"]
+
+
+def test_a_candidate_near_its_target_is_never_futile() -> None:
+    result = _confirm(_FakeContext(_mixed(4)), confirm_validate=True)
+    assert not result["futile"] and result["narrow"]

@@ -412,3 +412,18 @@ def test_seed_scheme_defaults_to_two_and_one_keeps_recorded_hashes(tmp_path: Pat
     bad = text.replace('variant = "english"', 'variant = "english"\nseed_scheme = 3', 1)
     with pytest.raises(ConfigError, match=r"job.seed_scheme = 3: must be one of 1, 2"):
         load_job_config(str(_config(tmp_path, bad)), JobOptions())
+
+
+def test_confirm_futility_defaults_on_and_zero_keeps_recorded_hashes(tmp_path: Path) -> None:
+    text = TINY.read_text()
+    assert "confirm_futility" not in text
+    keyed = {v: text.replace("[calibrate]", f"[calibrate]\nconfirm_futility = {v}", 1) for v in ("0", "2.0")}
+    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
+    off, on = (load_job_config(str(_config(tmp_path, keyed[v])), JobOptions()) for v in ("0", "2.0"))
+    assert default.section("calibrate").confirm_futility == 2.0
+    assert off.section("calibrate").confirm_futility == 0
+    assert default.config_hash() == on.config_hash() != off.config_hash()
+    assert "confirm_futility" not in off.to_dict(hashed_only=True)["calibrate"]
+    bad = text.replace("[calibrate]", "[calibrate]\nconfirm_futility = -1", 1)
+    with pytest.raises(ConfigError, match=r"calibrate.confirm_futility = -1"):
+        load_job_config(str(_config(tmp_path, bad)), JobOptions())
