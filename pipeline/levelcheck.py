@@ -278,7 +278,8 @@ def rate_games(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     draws = sum(r["result_a"] == 0.5 for r in rows)
     davidson = davidson_gap(rows)
     return {
-        "games": len(rows), "pairs": len(pairs), "wins": wins, "draws": draws,
+        "games": len(rows), "distinct_games": distinct_games(rows), "pairs": len(pairs), "wins": wins,
+        "draws": draws,
         "losses": len(rows) - wins - draws, "score": stats.score,
         "score_ci": [elo_to_score(low), elo_to_score(high)], "elo": _finite(stats.elo),
         "elo_ci": [_finite(low), _finite(high)], "ci_method": method, "los": stats.los,
@@ -366,9 +367,19 @@ def _verdict(match: dict[str, Any]) -> dict[str, Any]:
 def _pairing_rows(table: pa.Table, batch_size: int, count: int) -> list[list[dict[str, Any]]]:
     """The games of each pairing of a stage (pairing index from the game id)."""
     out: list[list[dict[str, Any]]] = [[] for _ in range(count)]
-    for row in table.select(["game_id", "pair_id", "result_a"]).to_pylist():
+    for row in table.select(["game_id", "pair_id", "result_a", "opening_id", "a_color", "moves"]).to_pylist():
         out[pair_index(row["game_id"], batch_size)[0]].append(row)
     return out
+
+
+def distinct_games(rows: Sequence[Mapping[str, Any]]) -> int | None:
+    """How many of a match's games differ (opening, colours or moves); None when the rows do not
+    carry moves. Two levels without noise, random moves or temperature replay the same game for
+    each repeat of an opening, and every bootstrap over pairs then counts the repeats as new
+    evidence: its CI is about sqrt(games / distinct) too narrow (international, session 5)."""
+    if not rows or any("moves" not in r or "opening_id" not in r for r in rows):
+        return None
+    return len({(r["opening_id"], r.get("a_color"), r["moves"]) for r in rows})
 
 
 # ---- the check ----------------------------------------------------------------------------------
@@ -561,6 +572,19 @@ def _match_table(matches: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def _repeat_notes(matches: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning per match whose games repeat (see :func:`distinct_games`)."""
+    lines = []
+    for m in matches:
+        distinct = m.get("distinct_games")
+        if distinct is not None and distinct < m["games"]:
+            lines.append(f"**Repeated games in {m['match']}:** only {distinct} of its {m['games']} games "
+                         f"differ (both levels play without noise, so each repeat of an opening replays "
+                         f"its game). Its CIs count the repeats as independent and are about "
+                         f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
+    return [*lines, ""] if lines else []
+
+
 def _level_table(levels: Mapping[str, Mapping[str, Any]], prefix: str = "") -> list[str]:
     lines = ["| level | games | blunder rate [95 % CI] | blunders / moves scored | nodes per move | "
              "claimed Elo [CI] |", "| --- | --- | --- | --- | --- | --- |"]
@@ -584,7 +608,8 @@ def markdown(result: Mapping[str, Any]) -> str:
              f"adjacent match, ply cap {s['ply_cap']}; {result['games_total']} games "
              f"({result['games_played_now']} played now) in {result['wall_seconds']:.0f} s on "
              f"{result['cpu_count']} CPUs ({result['executor']}).", "",
-             "## Adjacent levels", "", *_match_table(result["adjacent"]), ""]
+             "## Adjacent levels", "", *_match_table(result["adjacent"]), "",
+             *_repeat_notes(result["adjacent"])]
     if result["baseline_matches"]:
         lines += [f"## Against the baseline `{result['baseline']}` ({s['baseline_pairs']} pairs each)", "",
                   *_match_table(result["baseline_matches"]), ""]

@@ -20,7 +20,7 @@ from engine.profile import (
 )
 from engine.variants import get_variant
 from pipeline.cli import EXIT_OK, EXIT_USAGE, build_parser, main
-from pipeline.levelcheck import LevelCheckSettings, claimed_gap, elo_interval
+from pipeline.levelcheck import LevelCheckSettings, claimed_gap, distinct_games, elo_interval, markdown
 
 # small, fast levels: easy half random at depth 1, medium depth 1, hard depth 2
 KNOBS = {
@@ -76,6 +76,8 @@ def test_levelcheck_reports_gaps_blunders_and_resumes(tmp_path: Path,
     easy_medium, medium_hard = result["adjacent"]
     assert easy_medium["match"] == "medium - easy" and easy_medium["a"].endswith("p.json:medium")
     assert easy_medium["games"] == 4 and easy_medium["pairs"] == 2
+    assert easy_medium["distinct_games"] == medium_hard["distinct_games"] == 4  # two openings, no repeat
+    assert "Repeated games" not in (out / "levelcheck.md").read_text()
     assert easy_medium["wins"] + easy_medium["draws"] + easy_medium["losses"] == 4
     assert sum(easy_medium["pentanomial"].values()) == 2
     assert easy_medium["claimed_gap"] == 200.0
@@ -245,3 +247,38 @@ def test_the_davidson_gap_reads_the_win_loss_ratio_whatever_the_draws() -> None:
     assert rate_games(many_draws)["elo"] < expected - 80
     low, high = davidson_gap(many_draws)["ci"]
     assert low < expected < high
+
+
+def _game(opening: str, colour: str, moves: str, result: float = 1.0) -> dict[str, object]:
+    return {"opening_id": opening, "a_color": colour, "moves": moves, "result_a": result, "pair_id": 0}
+
+
+def test_repeated_games_are_counted_and_flagged() -> None:
+    """Two noiseless levels replay each opening's game (international, session 5): the check says
+    how many games differ and warns that its CIs count the repeats."""
+    fixed = [_game(o, c, f"{o}-{c}") for o in ("a", "b") for c in ("white", "black")] * 6
+    varied = [_game("a", "white", f"m{i}") for i in range(24)]
+    assert distinct_games(fixed) == 4 and distinct_games(varied) == 24
+    assert distinct_games([{"result_a": 1.0, "pair_id": 0}]) is None  # rows without moves: unknown
+    result = {
+        "variant": "international", "profile": "p.json", "claimed_from": "p.json", "seed": 1,
+        "deck_part": "odd", "deck_openings": 100, "games_total": 48, "games_played_now": 48,
+        "wall_seconds": 1.0, "cpu_count": 2, "executor": "in-process", "baseline": None,
+        "baseline_matches": [], "baseline_levels": {},
+        "settings": {"pairs": 12, "ply_cap": 300, "baseline_pairs": 0},
+        "levels": {"easy": {"blunders": {"threshold": 100.0, "depth": 4, "rate": None, "ci_low": 0.0,
+                                         "ci_high": 0.0, "blunders": 0, "moves": 0},
+                            "games": 0, "nodes_per_move": 0.0, "claimed_elo": None, "claimed_elo_ci": None}},
+        "adjacent": [
+            {"match": "medium - easy", "games": 24, "distinct_games": 24},
+            {"match": "hard - medium", "games": 24, "distinct_games": 4},
+        ],
+    }
+    for m in result["adjacent"]:  # type: ignore[attr-defined]
+        m.update({"wins": 24, "draws": 0, "losses": 0, "score": 1.0, "elo": None, "elo_ci": [None, None],
+                  "score_ci": [0.9, 1.0], "claimed_gap": None, "claimed_gap_ci": None, "reproduced": None,
+                  "consistent": None, "agrees": None, "difference_test": None,
+                  "davidson": {"elo": 800.0, "ci": [700.0, 900.0], "prior_driven": True}})
+    text = markdown(result)
+    assert "**Repeated games in hard - medium:** only 4 of its 24 games differ" in text
+    assert "2.4x too narrow" in text and "Repeated games in medium - easy" not in text
