@@ -36,6 +36,9 @@ class ConfigError(ValueError):
     """A run config that fails validation; the message names file, key path and value."""
 
 
+_NO_LEGACY = object()  # sentinel: the key has no legacy value (None can be one)
+
+
 def setting(
     default: Any = dataclasses.MISSING,
     *,
@@ -43,16 +46,22 @@ def setting(
     check: Check | None = None,
     hashed: bool = True,
     added_later: bool = False,
-    legacy: Any = None,
+    legacy: Any = _NO_LEGACY,
 ) -> Any:
     """Declare one config key: its default (omit for required), doc, check and hash role.
 
-    ``added_later``: a key introduced after configs were already in use; while it keeps its
-    default it stays out of the config hash, so existing run folders keep their ids and resume.
-    ``legacy``: a key added later whose default changed behaviour; while it has this value (the
-    old behaviour, written out in the old configs) it stays out of the hash, for the same reason.
+    ``legacy``: a key introduced after configs were already in use; while it has this value (the
+    behaviour before the key existed) it stays out of the config hash, so existing run folders
+    keep their ids and resume. ``added_later`` is the common case ``legacy = default``; a key
+    whose default changes behaviour names the old value instead, and the old configs write it out.
     """
-    meta = {"doc": doc, "check": check, "hashed": hashed, "added_later": added_later, "legacy": legacy}
+    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed}
+    if added_later and legacy is not _NO_LEGACY:
+        raise ValueError("give added_later or legacy, not both")
+    if added_later:
+        meta["legacy"] = default
+    elif legacy is not _NO_LEGACY:
+        meta["legacy"] = legacy
     return field(default=default, metadata=meta)
 
 
@@ -252,13 +261,8 @@ class RunConfig:
 
 
 def _hash_exempt(f: dataclasses.Field[Any], obj: Any) -> bool:
-    """True when a hashed key stays out of the hash: an added-later key at its default, or a key
-    at its legacy value (see :func:`setting`)."""
-    value = getattr(obj, f.name)
-    if f.metadata.get("added_later", False) and value == f.default:
-        return True
-    legacy = f.metadata.get("legacy")
-    return legacy is not None and value == legacy
+    """True when a hashed key has its legacy value and so stays out of the hash (:func:`setting`)."""
+    return "legacy" in f.metadata and bool(getattr(obj, f.name) == f.metadata["legacy"])
 
 
 # ---- parsing ---------------------------------------------------------------------------------
