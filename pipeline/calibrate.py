@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.confirm import opponents
+from pipeline.confirm import opponents, width_bound
 from pipeline.jobconfig import LEVELS, CalibrateSection, Range, level_knobs, level_target
 from pipeline.ladder import ANCHOR, Ladder
 from pipeline.matchplan import Pairing
-from pipeline.ratings import GameResults, fit_elo, games_from_color_table
+from pipeline.ratings import GameResults, bootstrap_clusters, fit_elo, games_from_color_table
 from pipeline.stagectx import (
     StageContext,
     player_nodes_per_move,
@@ -66,25 +66,26 @@ class Rating:
 
 
 def rate_many(ladder: Ladder, table: pa.Table, names: Sequence[str], pin: str = ANCHOR, *,
-              bootstrap: int = 0, seed: int = 0) -> dict[str, Rating]:
+              bootstrap: int = 0, seed: int = 0, unit: str = "opening") -> dict[str, Rating]:
     """Fit ladder games + ``table``'s games together and read the ratings of ``names``.
 
     ``pin`` (a ladder anchor) is held at its ladder Elo, so the CIs are relative to it. With
-    ``bootstrap`` > 0 the CIs resample whole game pairs of ``table`` (and single ladder games,
-    whose pairing the stored counts do not keep) instead of using the Hessian.
+    ``bootstrap`` > 0 the CIs resample whole clusters of ``table``'s games (``unit``, see
+    :data:`pipeline.ratings.BOOTSTRAP_UNITS`) and single ladder games (whose openings the stored
+    counts do not keep) instead of using the Hessian.
     """
     ladder_games = ladder.game_results()
-    trial = games_from_color_table(table, pair_id=("run_id", "pair_id") if bootstrap else None)
-    pair_id = None
+    trial = games_from_color_table(table, pair_id=None)
+    clusters = None
     if bootstrap:
         ladder_ids = np.char.add("ladder/", np.arange(len(ladder_games)).astype(np.str_))
-        pair_id = np.concatenate([ladder_ids, np.asarray(trial.pair_id).astype(np.str_)])
+        clusters = np.concatenate([ladder_ids, bootstrap_clusters(table, unit)])
     games = GameResults.from_arrays(
         np.concatenate([ladder_games.first, trial.first]),
         np.concatenate([ladder_games.second, trial.second]),
-        np.concatenate([ladder_games.result, trial.result]), pair_id)
+        np.concatenate([ladder_games.result, trial.result]))
     fit = fit_elo(games, pin, ladder.anchor(pin).elo, ci_method="bootstrap" if bootstrap else "hessian",
-                  n_bootstrap=max(bootstrap, 20), seed=seed)
+                  n_bootstrap=max(bootstrap, 20), seed=seed, clusters=clusters)
     out = {}
     for name in names:
         r = fit[name]
@@ -93,9 +94,9 @@ def rate_many(ladder: Ladder, table: pa.Table, names: Sequence[str], pin: str = 
 
 
 def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR, *, bootstrap: int = 0,
-                   seed: int = 0) -> Rating:
+                   seed: int = 0, unit: str = "opening") -> Rating:
     """:func:`rate_many` for one player."""
-    return rate_many(ladder, table, [name], pin, bootstrap=bootstrap, seed=seed)[name]
+    return rate_many(ladder, table, [name], pin, bootstrap=bootstrap, seed=seed, unit=unit)[name]
 
 
 def knob_space(ranges: Sequence[Range]) -> tuple[list[Any], dict[str, Any]]:
@@ -295,8 +296,9 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
                                                              "nodes_per_move", "prior_driven")}}
             if not conf["hit"]:
                 what = "validation" if conf.get("validated") else "confirmation"
+                bound = width_bound(section, bool(conf.get("validated")))
                 notes.append(f"{level}: the {what} misses (target {rec['target']:+.0f} inside the CI "
-                             f"and half-width <= {section.confirm_half_width:g} needed): {conf['elo']:+.0f} "
+                             f"and half-width <= {bound:g} needed): {conf['elo']:+.0f} "
                              f"[{conf['ci'][0]:+.0f}, {conf['ci'][1]:+.0f}], "
                              f"half-width {conf['half_width']:.0f}")
         elif not _hit(rec):
@@ -431,7 +433,8 @@ def _confirm_one(ctx: StageContext, ladder: Ladder, section: CalibrateSection, l
                                      "pin": section.pin if neighbour is None else neighbour.name,
                                      "step_pairs": section.confirm_step_pairs,
                                      "max_pairs": section.confirm_max_pairs,
-                                     "half_width": section.confirm_half_width}):
+                                     "half_width": section.confirm_half_width,
+                                     "validate_half_width": width_bound(section, section.confirm_validate)}):
         space, _ = knob_space(level_knobs(section, level))
         ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
         rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,

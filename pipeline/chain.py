@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from pipeline.calibrate import Rating
 from pipeline.jobconfig import LEVELS
-from pipeline.ratings import fit_elo, games_from_color_table
+from pipeline.ratings import bootstrap_clusters, fit_elo, games_from_color_table
 
 
 @dataclass(frozen=True)
@@ -54,14 +54,15 @@ def chain_order(start: str) -> list[tuple[str, str | None]]:
 
 
 def rate_against(table: pa.Table, name: str, neighbour: Neighbour, *, bootstrap: int = 0,
-                 seed: int = 0) -> Rating:
+                 seed: int = 0, unit: str = "opening") -> Rating:
     """``name``'s Elo from its games against ``neighbour`` (held at its Elo), Davidson model with
     the draw parameter fitted and no first-move advantage (colour-swapped pairs). With
-    ``bootstrap`` > 0 the CI resamples whole game pairs, else it is the Hessian's."""
-    games = games_from_color_table(table, pair_id=("run_id", "pair_id") if bootstrap else None)
+    ``bootstrap`` > 0 the CI resamples whole clusters of games (``unit``, see
+    :data:`pipeline.ratings.BOOTSTRAP_UNITS`), else it is the Hessian's."""
+    games = games_from_color_table(table, pair_id=None)
     fit = fit_elo(games, neighbour.name, neighbour.elo, advantage=0.0,
                   ci_method="bootstrap" if bootstrap else "hessian", n_bootstrap=max(bootstrap, 20),
-                  seed=seed)
+                  seed=seed, clusters=bootstrap_clusters(table, unit) if bootstrap else None)
     r = fit[name]
     return Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
 

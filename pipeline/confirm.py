@@ -5,15 +5,18 @@ rating is biased towards the target (the winner's curse) and its CI is wide (a t
 Confirmation therefore re-rates the pick from games it never used: in rounds of
 ``confirm_step_pairs`` colour-swapped pairs against the pin and the two ladder anchors that
 bracket the target (fresh opening streams), refitting the ladder + these games after each
-round with a pair bootstrap, until the 95 % CI half-width is at most ``confirm_half_width`` or
+round with a bootstrap over openings (``confirm_bootstrap_unit``), until the 95 % CI half-width
+is at most ``confirm_half_width`` or
 ``confirm_max_pairs`` pairs per opponent have been played. Stopping on the CI's *width* (not on
 the estimate) keeps one candidate's estimate unbiased; moving on to the next candidate after a
 miss does not (the one kept is kept because it landed near the target), which is what
 ``confirm_validate`` (a fresh measurement of the kept candidate) is for.
 
 A prior-driven rating (no loss, or no win, among the candidate's games) never counts as
-narrow: its bootstrap CI collapses without measuring anything. With ``confirm_validate``,
-confirmation only chooses, so a candidate whose estimate is more than ``tolerance`` +
+narrow: its bootstrap CI collapses without measuring anything. With ``confirm_replay_stop``, a
+round whose games all replay earlier ones (candidate and opponents without noise, the deck gone
+round) ends the confirmation: the bootstrap over openings cannot narrow any further. With
+``confirm_validate``, confirmation only chooses, so a candidate whose estimate is more than ``tolerance`` +
 ``confirm_futility`` half-widths from the target stops early as a miss.
 
 A confirmed level *hits* when its target is inside the confirmed CI and the half-width
@@ -68,11 +71,34 @@ def opponents(ladder: Ladder, pin: str, target: float) -> list[tuple[str, str]]:
 PRIOR_DRIVEN_STOP_PAIRS = 200
 
 
-def _narrow(rating: Rating, half: float, section: CalibrateSection) -> bool:
+def width_bound(section: CalibrateSection, validate: bool) -> float:
+    """The half-width a confirmation (or, with ``validate``, a validation) plays down to."""
+    if validate and section.validate_half_width > 0:
+        return section.validate_half_width
+    return section.confirm_half_width
+
+
+def _narrow(rating: Rating, half: float, bound: float) -> bool:
     """Whether a rating's CI meets the width bound. A prior-driven rating (its games hold no loss,
     or no win, so the estimate is the prior's) never does: every bootstrap resample shares the
     degenerate score, so its CI is narrow without measuring anything."""
-    return half <= section.confirm_half_width and not rating.prior_driven
+    return half <= bound and not rating.prior_driven
+
+
+#: The columns that identify a game move for move (the same opening, colours and moves).
+_GAME_KEY = ("opening_id", "white_player", "black_player", "moves")
+
+
+def new_games(table: pa.Table, seen: set[tuple[Any, ...]]) -> int | None:
+    """How many of ``table``'s games are not in ``seen`` (then added to it); None when the table
+    does not carry moves. A candidate and opponents that all play without noise replay one game
+    per opening and colour, so once the deck has gone round every further game is a replay."""
+    if not all(c in table.column_names for c in _GAME_KEY):
+        return None
+    keys = list(zip(*(table.column(c).to_pylist() for c in _GAME_KEY), strict=True))
+    before = len(seen)
+    seen.update(keys)
+    return len(seen) - before
 
 
 def _futile(rating: Rating, half: float, target: float, section: CalibrateSection) -> bool:
@@ -106,20 +132,22 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     kind = "validate" if validate else "confirm"
     stream0 = (_VALIDATE_STREAM + 100 * LEVELS.index(level) if validate
                else _STREAM_BASE + 100 * LEVELS.index(level) + 10 * candidate)
+    seen: set[tuple[Any, ...]] = set()
     while True:
         stage = f"calibrate/{level}/{kind}-{int(rec['slot']):04d}/round-{rounds:03d}"
         pairings = [Pairing(spec, opp_spec, step, start=rounds * step, stream=stream0 + j)
                     for j, (_, opp_spec) in enumerate(opps)]
         tables.append(ctx.play(stage, pairings))
+        fresh = new_games(tables[-1], seen)
         stages.append(stage)
         rounds += 1
         table = pa.concat_tables(tables)
         if neighbour is None:
             rating = rate_on_ladder(ladder, table, name, section.pin, bootstrap=section.confirm_bootstrap,
-                                    seed=ctx.run_seed + rounds)
+                                    seed=ctx.run_seed + rounds, unit=section.confirm_bootstrap_unit)
         else:
             rating = rate_against(table, name, neighbour, bootstrap=section.confirm_bootstrap,
-                                  seed=ctx.run_seed + rounds)
+                                  seed=ctx.run_seed + rounds, unit=section.confirm_bootstrap_unit)
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
             origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
@@ -132,11 +160,17 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         if futile and log is not None:
             log(f"{kind} {level}: futile, {abs(rating.elo - target):.0f} Elo from the target is more than "
                 f"the tolerance + {section.confirm_futility:g} half-widths: stopped as a miss")
-        if (_narrow(rating, half, section) or futile or (rounds + 1) * step > section.confirm_max_pairs
+        saturated = (section.confirm_replay_stop and fresh == 0 and rounds > 1
+                     and not _narrow(rating, half, width_bound(section, validate)))
+        if saturated and log is not None:
+            log(f"{kind} {level}: every game of round {rounds} replays an earlier one (no noise on either "
+                f"side), so more rounds cannot narrow the CI: stopped at half-width {half:.0f}")
+        if (_narrow(rating, half, width_bound(section, validate)) or futile or saturated
+                or (rounds + 1) * step > section.confirm_max_pairs
                 or (rating.prior_driven and rounds * step >= PRIOR_DRIVEN_STOP_PAIRS)):
             break
     within = rating.ci_low <= target <= rating.ci_high and not rating.prior_driven
-    narrow = _narrow(rating, half, section)
+    narrow = _narrow(rating, half, width_bound(section, validate))
     # When a validation will measure the chosen candidate again, choosing only candidates whose
     # confirmed Elo is also within ``tolerance`` of the target makes that measurement likelier to
     # hit (it is not what gets reported, so this adds no lean to the reported numbers).
@@ -148,8 +182,9 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         "nodes_per_move": player_nodes_per_move(table, name), "rounds": rounds,
         "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps],
         "pin": section.pin if neighbour is None else neighbour.name,
-        "futile": futile,
-        "stages": stages, "ci_method": f"pair bootstrap ({section.confirm_bootstrap} resamples)",
+        "futile": futile, "saturated": saturated, "distinct_games": len(seen) if seen else None,
+        "stages": stages,
+        "ci_method": f"{section.confirm_bootstrap_unit} bootstrap ({section.confirm_bootstrap} resamples)",
         "_table": table,  # for the joint fit; dropped before the result is written
     }
 
@@ -185,7 +220,7 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     tried: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
     queue = list(ranked)
     for k in range(section.confirm_candidates):
-        rec = None
+        rec: Mapping[str, Any] | None = None
         if tried:
             proposal = propose(tried, trials, target, ranges or {})
             if proposal is not None:
@@ -199,8 +234,8 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         if result["hit"]:
             break
     hits = [t for t in tried if t[1]["hit"]]
-    rec, result = hits[0] if hits else min(tried, key=lambda t: abs(t[1]["elo"] - target))
-    return rec, result, [{**r, "knobs": dict(c["knobs"])} for c, r in tried]
+    kept, result = hits[0] if hits else min(tried, key=lambda t: abs(t[1]["elo"] - target))
+    return kept, result, [{**r, "knobs": dict(c["knobs"])} for c, r in tried]
 
 
 def _signature(rec: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -312,7 +347,7 @@ def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
     anchors predict (measured in english and suicide: Medium - Easy +287 head to head against
     +390 claimed). So Easy - Medium and Medium - Hard each play ``confirm_joint_pairs`` fresh
     pairs, and ONE fit over the ladder, every level's confirmation games and these games gives
-    the levels' Elo and CIs (pair bootstrap; the pin held). The confirmation's own numbers stay
+    the levels' Elo and CIs (bootstrap; the pin held). The confirmation's own numbers stay
     under ``confirm.alone``. Updates ``confirmations`` in place.
     """
     from pipeline.calibrate import level_profile, rate_many
@@ -330,7 +365,8 @@ def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
         stages.append(stage)
     table = pa.concat_tables(tables)
     ratings = rate_many(ladder, table, [names[level] for level in LEVELS], section.pin,
-                        bootstrap=section.confirm_bootstrap, seed=ctx.run_seed)
+                        bootstrap=section.confirm_bootstrap, seed=ctx.run_seed,
+                        unit=section.confirm_bootstrap_unit)
     for level in LEVELS:
         conf = confirmations[level]
         r = ratings[names[level]]

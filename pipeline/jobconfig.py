@@ -340,8 +340,15 @@ class CalibrateSection:
     confirm_candidates: int = setting(
         3, doc="confirmation: ranked candidates tried per level until one's confirmed CI contains the target",
         check=between(1, 100))
-    confirm_bootstrap: int = setting(400, doc="confirmation CIs: bootstrap resamples of whole game pairs",
-                                     check=between(50, 100_000))
+    confirm_bootstrap: int = setting(
+        400, doc="confirmation CIs: bootstrap resamples (of confirm_bootstrap_unit)",
+        check=between(50, 100_000))
+    confirm_bootstrap_unit: str = setting(
+        "opening", doc="what a confirmation/validation bootstrap resamples: 'opening' (every game of one "
+                       "ballot opening together; right even when two noiseless levels replay each "
+                       "opening's games) or 'pair' (the two colour-swapped games; the unit before "
+                       "session 6, too narrow then)",
+        check=one_of("opening", "pair"), legacy="pair")  # pipeline.ratings.BOOTSTRAP_UNITS
     confirm_joint_pairs: int = setting(
         0, doc="after confirmation: fresh pairs of Easy-Medium and Medium-Hard, then ONE fit rates the three "
                "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000),
@@ -358,6 +365,16 @@ class CalibrateSection:
                    "confirmation landed on the target carries that luck in its estimate; confirmation "
                    "then also asks |Elo - target| <= tolerance of the candidate it chooses",
         added_later=True)
+    validate_half_width: float = setting(
+        0.0, doc="with confirm_validate: the validation stops once its 95 % CI half-width is at most this "
+                 "(Elo; 0: confirm_half_width). A confirm_half_width below it makes the CHOICE precise (the "
+                 "chosen candidate's true Elo lies closer to the target) without narrowing the reported CI",
+        check=lambda v: None if v == 0 or 1.0 <= v <= 1e6 else "must be 0 or in [1, 1000000]",
+        added_later=True)
+    confirm_replay_stop: bool = setting(
+        True, doc="confirmation and validation stop once a round's games all replay earlier ones (no noise "
+                  "on either side and the deck gone round): with the bootstrap over openings more rounds "
+                  "cannot narrow the CI", legacy=False)
     confirm_futility: float = setting(
         2.0, doc="with confirm_validate: a confirmation stops as a miss once |Elo - target| exceeds "
                  "tolerance + this many CI half-widths (0: never; then a hopeless candidate plays until "

@@ -4,7 +4,7 @@ After the main job exported a profile, this plays fresh colour-swapped pairs (ow
 part) and reports, from its own games only:
 
 - the adjacent gaps: medium against easy and hard against medium, as a Davidson-model gap with a
-  pair-bootstrap 95 % CI (the scale the calibration's claims are on, see :func:`davidson_gap`)
+  bootstrap 95 % CI over openings (the scale the calibration's claims are on, see :func:`davidson_gap`)
   and as the score-based pentanomial Elo, next to the gap the profile claims
   (``provenance.levels.*.elo`` of the profile, or of ``--claimed-from``); ``reproduced`` = the
   claimed gap lies in the Davidson CI (the claim taken as exact); ``agrees`` = claimed and
@@ -40,7 +40,7 @@ from pipeline.distributed import Executor, RayOptions, make_executor
 from pipeline.match import BatchSpec
 from pipeline.matchplan import Pairing, Progress, pair_index, play_pairings
 from pipeline.openings import DECK_PARTS, load_deck
-from pipeline.ratings import Z95, ScoreStats
+from pipeline.ratings import BOOTSTRAP_UNITS, Z95, ScoreStats
 from pipeline.stagectx import player_nodes_per_move, read_result, write_result
 
 RUN_ID = "levelcheck"
@@ -69,6 +69,7 @@ class LevelCheckSettings:
     batch_size: int = 10
     blunder_depth: int = 4
     blunder_positions: int = 2000
+    bootstrap_unit: str = "opening"
     in_process: bool = False
     address: str | None = None
     claimed_from: str | None = None
@@ -84,6 +85,9 @@ class LevelCheckSettings:
             raise LevelCheckError(f"--batch-size must be even (whole pairs), got {self.batch_size}")
         if self.blunder_depth > 32:
             raise LevelCheckError(f"--blunder-depth must be <= 32, got {self.blunder_depth}")
+        if self.bootstrap_unit not in BOOTSTRAP_UNITS:
+            raise LevelCheckError(f"--bootstrap-unit must be one of {', '.join(BOOTSTRAP_UNITS)}, "
+                                  f"got {self.bootstrap_unit!r}")
         if self.deck_part not in DECK_PARTS:
             raise LevelCheckError(f"--deck-part must be one of {', '.join(DECK_PARTS)}, "
                                   f"got {self.deck_part!r}")
@@ -236,12 +240,13 @@ def elo_interval(stats: ScoreStats) -> tuple[float, float, str]:
     return -math.inf, score_to_elo(1.0 - bound), "wilson (every pair lost)"
 
 
-#: Bootstrap resamples (of whole pairs) behind the Davidson-scale gap's CI.
+#: Bootstrap resamples (of whole openings, or pairs) behind the Davidson-scale gap's CI.
 DAVIDSON_BOOTSTRAP = 400
 
 
-def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, Any]:
-    """A's Elo over B on the SAME scale as the calibration's claims, with a pair-bootstrap CI.
+def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0, unit: str = "opening") -> dict[str, Any]:
+    """A's Elo over B on the SAME scale as the calibration's claims, with a bootstrap CI that
+    resamples ``unit`` (``opening``: every game of one opening together; ``pair``).
 
     The claims come from :func:`pipeline.ratings.fit_elo` (the Davidson model), where a gap is
     set by the win/loss ratio and draws only inform the draw parameter. The score-based
@@ -252,16 +257,20 @@ def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> dict[str, 
     """
     from pipeline.ratings import GameResults, fit_elo
 
+    if unit not in BOOTSTRAP_UNITS:
+        raise LevelCheckError(f"bootstrap unit must be one of {', '.join(BOOTSTRAP_UNITS)}, got {unit!r}")
+    key = "opening_id" if unit == "opening" else "pair_id"
     games = GameResults.from_arrays(["A"] * len(rows), ["B"] * len(rows),
                                     [float(r["result_a"]) for r in rows], [int(r["pair_id"]) for r in rows])
+    clusters = np.array([r[key] for r in rows])  # pair ids stay integers: the same resamples as before
     fit = fit_elo(games, "B", 0.0, advantage=0.0, ci_method="bootstrap", n_bootstrap=DAVIDSON_BOOTSTRAP,
-                  seed=seed)
+                  seed=seed, clusters=clusters)
     a = fit["A"]
     return {"elo": a.elo, "ci": [a.ci_low, a.ci_high], "prior_driven": a.prior_driven,
-            "draw_nu": fit.draw_nu.value, "ci_method": f"pair bootstrap ({DAVIDSON_BOOTSTRAP})"}
+            "draw_nu": fit.draw_nu.value, "ci_method": f"{unit} bootstrap ({DAVIDSON_BOOTSTRAP})"}
 
 
-def rate_games(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def rate_games(rows: Sequence[Mapping[str, Any]], unit: str = "opening") -> dict[str, Any]:
     """Pentanomial score, Elo of A over B with a 95 % CI, and W/D/L of A, from one pairing's games.
 
     JSON has no infinity: an infinite Elo or CI end is null; ``score_ci`` (finite) tells its sign.
@@ -276,7 +285,7 @@ def rate_games(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     low, high, method = elo_interval(stats)
     wins = sum(r["result_a"] == 1.0 for r in rows)
     draws = sum(r["result_a"] == 0.5 for r in rows)
-    davidson = davidson_gap(rows)
+    davidson = davidson_gap(rows, unit=unit)
     return {
         "games": len(rows), "distinct_games": distinct_games(rows), "pairs": len(pairs), "wins": wins,
         "draws": draws,
@@ -422,7 +431,8 @@ def _play_stage(executor: Executor, settings: LevelCheckSettings, variant: str, 
                           settings.batch_size, settings.ply_cap, deck, ProgressLines())
     results = []
     for match, rows in zip(matches, _pairing_rows(table, settings.batch_size, len(matches)), strict=True):
-        rated = {"match": match.label, "a": match.a, "b": match.b, **rate_games(rows),
+        rated = {"match": match.label, "a": match.a, "b": match.b,
+                 **rate_games(rows, settings.bootstrap_unit),
                  **claimed_gap(match.a_claim, match.b_claim, match.link)}
         results.append(_verdict(rated))
     return table, results
@@ -572,16 +582,23 @@ def _match_table(matches: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _repeat_notes(matches: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A warning per match whose games repeat (see :func:`distinct_games`)."""
+def _repeat_notes(matches: Sequence[Mapping[str, Any]], unit: str) -> list[str]:
+    """A warning per match whose games repeat (see :func:`distinct_games`); ``unit`` is what the
+    gap's bootstrap resampled."""
     lines = []
     for m in matches:
         distinct = m.get("distinct_games")
         if distinct is not None and distinct < m["games"]:
-            lines.append(f"**Repeated games in {m['match']}:** only {distinct} of its {m['games']} games "
-                         f"differ (both levels play without noise, so each repeat of an opening replays "
-                         f"its game). Its CIs count the repeats as independent and are about "
-                         f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
+            head = (f"**Repeated games in {m['match']}:** only {distinct} of its {m['games']} games "
+                    f"differ (both levels play without noise, so each repeat of an opening replays its "
+                    f"game).")
+            if unit == "opening":
+                lines.append(f"{head} The gap's CI resamples whole openings, so it counts each game "
+                             f"once; the pentanomial CI counts the repeats and is about "
+                             f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
+            else:
+                lines.append(f"{head} Its CIs count the repeats as independent and are about "
+                             f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
     return [*lines, ""] if lines else []
 
 
@@ -609,7 +626,7 @@ def markdown(result: Mapping[str, Any]) -> str:
              f"({result['games_played_now']} played now) in {result['wall_seconds']:.0f} s on "
              f"{result['cpu_count']} CPUs ({result['executor']}).", "",
              "## Adjacent levels", "", *_match_table(result["adjacent"]), "",
-             *_repeat_notes(result["adjacent"])]
+             *_repeat_notes(result["adjacent"], result["settings"].get("bootstrap_unit", "pair"))]
     if result["baseline_matches"]:
         lines += [f"## Against the baseline `{result['baseline']}` ({s['baseline_pairs']} pairs each)", "",
                   *_match_table(result["baseline_matches"]), ""]

@@ -96,9 +96,11 @@ def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
         validated = all(rec.get("confirm", {}).get("validated") for rec in calibration["levels"].values())
         source = ("VALIDATION games (fresh games played after confirmation chose the candidate" if validated
                   else "CONFIRMATION games (fresh games")
+        methods = {str(rec.get("confirm", {}).get("ci_method", "pair bootstrap")).split(" (")[0]
+                   for rec in calibration["levels"].values()}
         lines.append(f"Elo, CI, games and nodes/move come from the {source} against the opponents listed, "
-                     f"pair-bootstrap CI), not from the picked trial. CIs are relative to the pin "
-                     f"{pin.get('anchor')} (held at {pin.get('elo', 0.0):+.0f}, its ladder Elo).")
+                     f"{' / '.join(sorted(methods))} CI), not from the picked trial. CIs are relative to "
+                     f"the pin {pin.get('anchor')} (held at {pin.get('elo', 0.0):+.0f}, its ladder Elo).")
         if calibration.get("chain_from"):
             lines.append(_chain_sentence(calibration))
         lines.append("hit: the target lies inside the confirmed 95 % CI and the half-width met the "

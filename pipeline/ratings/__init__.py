@@ -11,7 +11,7 @@
 from pipeline.ratings.davidson import davidson_expected_score, davidson_probabilities
 from pipeline.ratings.errors import RatingsError
 from pipeline.ratings.fit import Estimate, PlayerRating, RatingTable, fit_elo
-from pipeline.ratings.games import GameResults, games_from_color_table
+from pipeline.ratings.games import BOOTSTRAP_UNITS, GameResults, bootstrap_clusters, games_from_color_table
 from pipeline.ratings.logistic import NATS_PER_ELO, elo_to_score, score_to_elo
 from pipeline.ratings.pairs import (
     Z95,
@@ -38,6 +38,7 @@ from pipeline.ratings.sprt import (
 )
 
 __all__ = [
+    "BOOTSTRAP_UNITS",
     "DEFAULT_MIN_PAIRS",
     "NATS_PER_ELO",
     "Z95",
@@ -51,6 +52,7 @@ __all__ = [
     "ScoreStats",
     "SprtDecision",
     "SprtResult",
+    "bootstrap_clusters",
     "davidson_expected_score",
     "davidson_probabilities",
     "elo_to_score",

@@ -23,8 +23,10 @@ from the anchor, or the prior supplies > 5 % of the information on their rating)
 
 Confidence intervals come from the inverse Hessian of the log-posterior at the optimum (the
 observed Fisher information; for this model it equals the expected one), or optionally from a
-bootstrap that resamples whole game pairs (games sharing a ``pair_id``; single games if there
-are no pair ids) and refits. All CIs are relative to the anchor, whose own CI has zero width.
+bootstrap that resamples whole clusters of games and refits: the ``clusters`` given (e.g.
+every game of one ballot opening, see :func:`pipeline.ratings.games.bootstrap_clusters`), else
+whole game pairs (games sharing a ``pair_id``), else single games. All CIs are relative to the
+anchor, whose own CI has zero width.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -56,6 +58,9 @@ LOG_NU_PRIOR_SD = 5.0
 #: posterior information (well-measured ratings are near 0.001-0.01).
 PRIOR_SHARE_FLAG = 0.05
 _MAX_NAMES_IN_ERROR = 20
+#: Newton steps after the optimiser, at most, and the largest last step accepted (natural units).
+_POLISH_STEPS = 5
+_ACCEPT_STEP = 1e-4
 
 
 @dataclass(frozen=True)
@@ -190,15 +195,23 @@ class _Problem:
             options={"gtol": 1e-8, "maxiter": 500},
         )
         p = np.asarray(res.x, dtype=np.float64)
-        # Scale-free convergence test: the remaining Newton step must be negligible
-        # (1e-6 natural units = 0.0002 Elo); trust-exact can stop on rounding noise just short of
-        # its own gtol when the counts are large.
-        step = np.linalg.solve(self.neg_hessian(p, counts), self.neg_log_post(p, counts)[1])
-        if not (np.all(np.isfinite(p)) and np.max(np.abs(step)) < 1e-6):
+        # trust-exact can stop on rounding noise just short of its own gtol when the counts are
+        # large (tens of thousands of games), so finish with plain Newton steps (the objective is
+        # strictly concave) until the step is negligible: 1e-6 natural units = 0.0002 Elo. A step
+        # that rounding keeps just above that is accepted up to 1e-4 (0.02 Elo).
+        step = np.full_like(p, np.inf)
+        for _ in range(_POLISH_STEPS):
+            if not np.all(np.isfinite(p)):
+                break
+            step = np.linalg.solve(self.neg_hessian(p, counts), self.neg_log_post(p, counts)[1])
+            p = p - step
+            if np.max(np.abs(step)) < 1e-6:
+                break
+        if not (np.all(np.isfinite(p)) and np.max(np.abs(step)) < _ACCEPT_STEP):
             raise RuntimeError(
                 f"Elo fit did not converge: {res.message} (Newton step {np.max(np.abs(step)):.3g})"
             )
-        return p - step
+        return p
 
 
 def _names_list(names: list[str]) -> str:
@@ -229,6 +242,7 @@ def fit_elo(
     ci_method: Literal["hessian", "bootstrap"] = "hessian",
     n_bootstrap: int = 200,
     seed: int = 0,
+    clusters: NDArray[Any] | None = None,
 ) -> RatingTable:
     """Fit anchored Davidson/Bradley-Terry Elo ratings to ``games`` by maximum likelihood.
 
@@ -236,6 +250,9 @@ def fit_elo(
     advantage; a number fixes it (Elo). ``prior_sd`` is the weak regulariser described in the
     module docstring. ``ci_method="bootstrap"`` resamples game pairs ``n_bootstrap`` times
     (seeded by ``seed``) and reports percentile intervals instead of Hessian (Wald) intervals.
+``clusters`` (one key per game) sets the bootstrap's resampling unit instead of the pairs: games
+that are not independent of each other (e.g. replays of one opening by two deterministic
+players) must share a cluster, or the intervals count the repeats as new evidence.
 
     Raises :class:`RatingsError` for no games, an anchor that never played, a comparison graph
     with players unreachable from the anchor (named in the message), or a first-move advantage
@@ -249,6 +266,9 @@ def fit_elo(
         raise RatingsError(f"n_bootstrap must be at least 20, got {n_bootstrap!r}")
     if len(games) == 0:
         raise RatingsError("cannot fit Elo: the game table is empty")
+    if clusters is not None and len(clusters) != len(games):
+        raise RatingsError(
+            f"clusters must hold one key per game: got {len(clusters)} keys for {len(games)} games")
     names = np.unique(np.concatenate([games.first, games.second]))
     n_players = len(names)
     if anchor not in names:
@@ -311,7 +331,7 @@ def fit_elo(
         se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
         lo, hi = p_hat - z * se, p_hat + z * se
     else:
-        samples = _bootstrap(problem, games, aggregate, p_hat, n_bootstrap, seed)
+        samples = _bootstrap(problem, games, aggregate, p_hat, n_bootstrap, seed, clusters)
         cov = np.atleast_2d(np.cov(samples, rowvar=False))
         se = samples.std(axis=0, ddof=1)
         lo, hi = np.quantile(samples, [0.5 - 0.5 * level, 0.5 + 0.5 * level], axis=0)
@@ -454,9 +474,12 @@ def _bootstrap(
     p_hat: FloatArray,
     n_boot: int,
     seed: int,
+    clusters: NDArray[Any] | None = None,
 ) -> FloatArray:
-    """Refit on ``n_boot`` resamples of whole pairs (or games without pair ids)."""
-    if games.pair_id is not None:
+    """Refit on ``n_boot`` resamples of whole clusters (``clusters``, else pairs, else games)."""
+    if clusters is not None:
+        _, cluster = np.unique(clusters, return_inverse=True)
+    elif games.pair_id is not None:
         _, cluster = np.unique(games.pair_id, return_inverse=True)
     else:
         cluster = np.arange(len(games))

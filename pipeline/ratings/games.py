@@ -279,3 +279,22 @@ def games_from_color_table(
         result=np.where(w_first, score_w, 1.0 - score_w),
         pair_id=_pair_keys(table, pair_id),
     )
+
+
+#: Resampling units of a bootstrap over stored games: every game of one ballot opening
+#: (``opening``), or the two colour-swapped games of one pair (``pair``, the unit before
+#: session 6). Two players without noise replay the same game for every repeat of an opening,
+#: so only the opening is a safe unit; when no game repeats the two give about the same CI.
+BOOTSTRAP_UNITS = ("opening", "pair")
+
+
+def bootstrap_clusters(table: pa.Table, unit: str) -> NDArray[np.str_]:
+    """One resampling key per row of a game table (see :data:`BOOTSTRAP_UNITS`): the opening id
+    (``opening``), or run id and pair id joined (``pair``, so pairs of different runs never merge)."""
+    if unit not in BOOTSTRAP_UNITS:
+        raise RatingsError(f"bootstrap unit must be one of {', '.join(BOOTSTRAP_UNITS)}, got {unit!r}")
+    columns = ["opening_id"] if unit == "opening" else ["run_id", "pair_id"]
+    _require_columns(table, columns)
+    keys = _pair_keys(table, columns)
+    assert keys is not None  # the columns exist
+    return keys.astype(np.str_)

@@ -107,7 +107,8 @@ def _candidate_rows(pairs: int) -> list[dict[str, Any]]:
         for white, black, result in (("cand", "d1r50", 1.0 if k % 2 else 0.0), ("d1r50", "cand", 0.5),
                                      ("cand", "d1", 0.0 if k % 3 else 0.5), ("d1", "cand", 1.0)):
             rows.append({"white_player": white, "black_player": black, "result_white": result,
-                         "variant": "english", "pair_id": k, "run_id": "run/confirm"})
+                         "variant": "english", "pair_id": k, "run_id": "run/confirm",
+                         "opening_id": f"o{k % 7}"})
     return rows
 
 
@@ -126,6 +127,31 @@ def test_a_pin_holds_its_ladder_elo_and_narrows_the_ci_to_its_neighbourhood() ->
     assert boot == rate_on_ladder(ladder, table, "cand", "d1r50", bootstrap=200, seed=3)  # seeded
     with pytest.raises(ValueError, match="no anchor 'd9'"):
         rate_on_ladder(ladder, table, "cand", "d9")
+
+
+def test_rate_on_ladder_by_pair_resamples_exactly_as_before_the_unit_existed() -> None:
+    """Recorded runs say confirm_bootstrap_unit = "pair": ladder games one by one, the run's
+    games by run id and pair id, the same keys (and so the same resamples) as before."""
+    import numpy as np
+
+    from pipeline.ratings import GameResults, fit_elo, games_from_color_table
+
+    names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
+    ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
+    table = _games(_candidate_rows(20))
+    now = rate_on_ladder(ladder, table, "cand", "d1r50", bootstrap=100, seed=5, unit="pair")
+    ladder_games = ladder.game_results()
+    trial = games_from_color_table(table, pair_id=("run_id", "pair_id"))
+    ids = np.concatenate([np.char.add("ladder/", np.arange(len(ladder_games)).astype(np.str_)),
+                          np.asarray(trial.pair_id).astype(np.str_)])
+    games = GameResults.from_arrays(np.concatenate([ladder_games.first, trial.first]),
+                                    np.concatenate([ladder_games.second, trial.second]),
+                                    np.concatenate([ladder_games.result, trial.result]), ids)
+    before = fit_elo(games, "d1r50", ladder.anchor("d1r50").elo, ci_method="bootstrap", n_bootstrap=100,
+                     seed=5)["cand"]
+    assert (now.elo, now.ci_low, now.ci_high) == (before.elo, before.ci_low, before.ci_high)
+    by_opening = rate_on_ladder(ladder, table, "cand", "d1r50", bootstrap=100, seed=5)
+    assert by_opening.elo == now.elo and (by_opening.ci_low, by_opening.ci_high) != (now.ci_low, now.ci_high)
 
 
 def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() -> None:

@@ -55,7 +55,7 @@ class _FakeContext:
         self.rounds += 1
         rows: dict[str, list[Any]] = {k: [] for k in (
             "white_player", "black_player", "result_white", "variant", "run_id", "pair_id", "white_nodes",
-            "black_nodes", "plies", "opening_fen")}
+            "black_nodes", "plies", "opening_fen", "opening_id")}
         for g, a_points in enumerate(points):
             a_white = g % 2 == 0
             rows["white_player"].append(CANDIDATE if a_white else MEDIUM.name)
@@ -68,6 +68,7 @@ class _FakeContext:
             rows["black_nodes"].append(100)
             rows["plies"].append(60)
             rows["opening_fen"].append("W:W21,22:B1,2")
+            rows["opening_id"].append(f"{stage}/o{g // 2}")  # a fresh opening per pair
         return pa.table(rows)
 
 
@@ -134,3 +135,47 @@ def test_no_futility_stop_when_switched_off_or_in_a_validation() -> None:
 def test_a_candidate_near_its_target_is_never_futile() -> None:
     result = _confirm(_FakeContext(_mixed(4)), confirm_validate=True)
     assert not result["futile"] and result["narrow"]
+
+
+def test_a_validation_plays_to_its_own_half_width() -> None:
+    """validate_half_width: the confirmation plays down to +-20 (a precise choice) while the
+    validation stops at +-35 as before (so the reported CI is not narrowed)."""
+    changes = {"confirm_half_width": 20.0, "validate_half_width": 35.0, "confirm_validate": True,
+               "confirm_max_pairs": 8000, "confirm_bootstrap": 100}
+    confirm = _confirm(_FakeContext(_mixed(5)), **changes)
+    validate = _confirm(_FakeContext(_mixed(5)), validate=True, **changes)
+    assert confirm["narrow"] and confirm["half_width"] <= 20.0
+    assert validate["narrow"] and 20.0 < validate["half_width"] <= 35.0
+    assert validate["pairs_per_opponent"] < confirm["pairs_per_opponent"]
+    same = _confirm(_FakeContext(_mixed(5)), validate=True, **{**changes, "validate_half_width": 0.0})
+    assert same["half_width"] <= 20.0 and same["pairs_per_opponent"] == confirm["pairs_per_opponent"]
+
+
+class _ReplayContext(_FakeContext):
+    """Two noiseless players on a deck of 80 openings: round r plays openings 40r .. 40r + 39
+    (mod 80), and each (opening, colour) always gives the same game and result."""
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(7)
+        self.by_opening = {k: rng.choice([1.0, 0.5, 0.0], size=2, p=[0.8, 0.12, 0.08]).tolist()
+                           for k in range(80)}
+        super().__init__(lambda r: [x for k in range(40) for x in self.by_opening[(40 * r + k) % 80]])
+
+    def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
+        round_ = self.rounds
+        table = super().play(stage, pairings)
+        openings = [f"o{(40 * round_ + g // 2) % 80}" for g in range(table.num_rows)]
+        moves = [f"{o}/{'white' if g % 2 == 0 else 'black'}" for g, o in enumerate(openings)]
+        return table.set_column(table.column_names.index("opening_id"), "opening_id", pa.array(openings)) \
+            .append_column("moves", pa.array(moves))
+
+
+def test_a_confirmation_that_only_replays_stops() -> None:
+    """Candidate and neighbour without noise: after the deck has gone round (two rounds here)
+    every game is a replay, so the bootstrap over openings cannot narrow: the third round stops it."""
+    stopped = _confirm(_ReplayContext(), confirm_half_width=20.0)
+    assert stopped["saturated"] and stopped["rounds"] == 3 and stopped["distinct_games"] == 160
+    assert not stopped["narrow"] and not stopped["hit"]
+    legacy = _confirm(_ReplayContext(), confirm_half_width=20.0, confirm_max_pairs=400,
+                      confirm_replay_stop=False)
+    assert not legacy["saturated"] and legacy["rounds"] == 10 and legacy["distinct_games"] == 160

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -20,7 +22,14 @@ from engine.profile import (
 )
 from engine.variants import get_variant
 from pipeline.cli import EXIT_OK, EXIT_USAGE, build_parser, main
-from pipeline.levelcheck import LevelCheckSettings, claimed_gap, distinct_games, elo_interval, markdown
+from pipeline.levelcheck import (
+    LevelCheckError,
+    LevelCheckSettings,
+    claimed_gap,
+    distinct_games,
+    elo_interval,
+    markdown,
+)
 
 # small, fast levels: easy half random at depth 1, medium depth 1, hard depth 2
 KNOBS = {
@@ -237,7 +246,8 @@ def test_the_davidson_gap_reads_the_win_loss_ratio_whatever_the_draws() -> None:
 
     def rows(wins: int, draws: int, losses: int) -> list[dict[str, object]]:
         results = [1.0] * wins + [0.5] * draws + [0.0] * losses
-        return [{"pair_id": i // 2, "result_a": r, "game_id": i} for i, r in enumerate(results)]
+        return [{"pair_id": i // 2, "opening_id": f"o{i // 2}", "result_a": r, "game_id": i}
+                for i, r in enumerate(results)]
 
     few_draws, many_draws = rows(160, 0, 40), rows(160, 200, 40)
     expected = 400 * math.log10(4)  # W/L = 4 in both
@@ -279,6 +289,40 @@ def test_repeated_games_are_counted_and_flagged() -> None:
                   "score_ci": [0.9, 1.0], "claimed_gap": None, "claimed_gap_ci": None, "reproduced": None,
                   "consistent": None, "agrees": None, "difference_test": None,
                   "davidson": {"elo": 800.0, "ci": [700.0, 900.0], "prior_driven": True}})
-    text = markdown(result)
+    text = markdown(result)  # a check recorded before the unit existed resampled pairs
     assert "**Repeated games in hard - medium:** only 4 of its 24 games differ" in text
-    assert "2.4x too narrow" in text and "Repeated games in medium - easy" not in text
+    assert "Its CIs count the repeats as independent and are about 2.4x too narrow" in text
+    assert "Repeated games in medium - easy" not in text
+    result["settings"]["bootstrap_unit"] = "opening"  # type: ignore[index]
+    text = markdown(result)
+    assert "The gap's CI resamples whole openings" in text and "pentanomial CI counts the repeats" in text
+
+
+def test_the_davidson_gap_resamples_openings_so_replays_count_once() -> None:
+    """International's Hard - Medium (session 5): 100 openings x 2 colours replayed 6 times. The
+    opening bootstrap's CI is as wide as the distinct games' alone; the pair bootstrap's is
+    about sqrt(6) narrower."""
+    from pipeline.levelcheck import davidson_gap
+
+    rng = np.random.default_rng(11)
+    distinct = [(f"o{k}", float(rng.choice([1.0, 0.5, 0.0], p=[0.5, 0.3, 0.2])), float(rng.choice(
+        [1.0, 0.5, 0.0], p=[0.5, 0.3, 0.2]))) for k in range(100)]
+    rows = [{"pair_id": rep * 100 + k, "opening_id": o, "result_a": r}
+            for rep in range(6) for k, (o, w, b) in enumerate(distinct) for r in (w, b)]
+    once = rows[:200]
+
+    def half(gap: dict[str, Any]) -> float:
+        return float(gap["ci"][1] - gap["ci"][0]) / 2.0
+
+    by_opening, by_pair, alone = davidson_gap(rows), davidson_gap(rows, unit="pair"), davidson_gap(once)
+    assert by_opening["ci_method"] == "opening bootstrap (400)"
+    assert by_pair["ci_method"] == "pair bootstrap (400)"
+    assert half(by_opening) == pytest.approx(half(alone), rel=0.2)
+    assert half(by_pair) < 0.55 * half(by_opening)
+    with pytest.raises(LevelCheckError, match="bootstrap unit must be one of opening, pair, got 'game'"):
+        davidson_gap(rows, unit="game")
+
+
+def test_a_bad_bootstrap_unit_is_refused_by_the_settings() -> None:
+    with pytest.raises(LevelCheckError, match="--bootstrap-unit must be one of opening, pair, got 'games'"):
+        LevelCheckSettings("p.json", "d", bootstrap_unit="games").check()

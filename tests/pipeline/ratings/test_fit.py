@@ -254,3 +254,34 @@ def test_loglik_derivatives_match_finite_differences() -> None:
     num_nunu = (loglik_terms(x, log_nu + h, w, d, lo)[2] - loglik_terms(x, log_nu - h, w, d, lo)[2]) / (2 * h)
     assert h_nunu == pytest.approx(num_nunu, rel=1e-5)
     assert math.isfinite(ll)
+
+
+def test_an_optimiser_that_stops_just_short_is_finished_by_newton_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Brazilian validated run 4 (session 6): on 19,200 games trust-exact stopped on rounding noise
+    one Newton step of 1.01e-6 short, and the fit raised. A few Newton steps finish the job."""
+    import scipy.optimize
+
+    exact = fit_elo(_games(3), "random")
+    real_minimize = scipy.optimize.minimize
+
+    def short(*args: object, **kwargs: object) -> scipy.optimize.OptimizeResult:
+        res = real_minimize(*args, **kwargs)  # type: ignore[call-overload]
+        res.x = res.x + 3e-5  # a few times the old 1e-6 bound, in natural units
+        res.message = "stopped short (simulated)"
+        return res
+
+    monkeypatch.setattr(scipy.optimize, "minimize", short)
+    polished = fit_elo(_games(3), "random")
+    for a, b in zip(exact.ratings, polished.ratings, strict=True):
+        assert a.player == b.player and a.elo == pytest.approx(b.elo, abs=1e-6)
+
+    def lost(*args: object, **kwargs: object) -> scipy.optimize.OptimizeResult:
+        res = real_minimize(*args, **kwargs)  # type: ignore[call-overload]
+        res.x = res.x * np.nan
+        return res
+
+    monkeypatch.setattr(scipy.optimize, "minimize", lost)
+    with pytest.raises(RuntimeError, match="Elo fit did not converge"):
+        fit_elo(_games(3), "random")
