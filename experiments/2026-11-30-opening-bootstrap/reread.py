@@ -57,6 +57,7 @@ def reread_validation(folder: Path) -> dict[str, Any]:
         n_boot, rounds = int(calibrate.get("confirm_bootstrap", 400)), int(conf["rounds"])
         row: dict[str, Any] = {
             "recorded": (conf["elo"], *conf["ci"]),
+            "unit": str(conf.get("ci_method", "pair bootstrap")).split()[0],  # what the run resampled
             "games": table.num_rows,
             "distinct": _distinct(table),
             "against": (conf.get("neighbour") or {}).get("level"),
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             half = [(row[u][2] - row[u][1]) / 2 for u in UNITS]
             inside = ["yes" if row[u][1] <= row["target"] <= row[u][2] else "no" for u in UNITS]
             same = all(
-                math.isclose(a, b, abs_tol=1e-6) for a, b in zip(row["recorded"], row["pair"], strict=True)
+                math.isclose(a, b, abs_tol=1e-6)
+                for a, b in zip(row["recorded"], row[row["unit"]], strict=True)
             )
             lines.append(
                 f"| {variant} | {level} | {row['against'] or 'ladder (pin)'} | {row['games']} "
