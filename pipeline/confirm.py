@@ -223,10 +223,10 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         rec: Mapping[str, Any] | None = None
         if tried:
             proposal = propose(tried, trials, target, ranges or {})
-            if proposal is not None:
+            if proposal is not None and not (section.confirm_skip_clones and _knobs_tried(proposal, tried)):
                 rec = proposal_record(tried[0][0], proposal, k)
         if rec is None:
-            rec = next_trial(queue, tried, target)
+            rec = next_trial(queue, tried, target, section.confirm_skip_clones)
             if rec is None:
                 break
         result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log, neighbour)
@@ -244,14 +244,22 @@ def _signature(rec: Mapping[str, Any]) -> tuple[Any, Any]:
     return (rec.get("elo"), rec.get("nodes_per_move"))
 
 
+def _knobs_tried(knobs: Mapping[str, Any],
+                 tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> bool:
+    """Whether a candidate with exactly these knobs (a trial or a proposal) was confirmed already."""
+    return any(dict(r["knobs"]) == dict(knobs) for r, _ in tried)
+
+
 def next_trial(ranked: Sequence[Mapping[str, Any]],
                tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-               target: float) -> Mapping[str, Any] | None:
+               target: float, skip_same_knobs: bool = False) -> Mapping[str, Any] | None:
     """The best-ranked trial not yet confirmed and not a clone of one, preferring trials that
     rated on the far side of the nearest miss (a miss below the target looks for stronger
-    trials, one above it for weaker ones)."""
+    trials, one above it for weaker ones). ``skip_same_knobs``: also skip a trial whose knobs
+    equal those of any confirmed candidate, proposals included (the same player)."""
     seen = {_signature(r) for r, _ in tried}
-    rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen]
+    rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen
+            and not (skip_same_knobs and _knobs_tried(r["knobs"], tried))]
     if not rest or not tried:
         return rest[0] if rest else None
     near_rec, near = min(tried, key=lambda t: abs(t[1]["elo"] - target))

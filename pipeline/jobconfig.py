@@ -375,6 +375,9 @@ class CalibrateSection:
         True, doc="confirmation and validation stop once a round's games all replay earlier ones (no noise "
                   "on either side and the deck gone round): with the bootstrap over openings more rounds "
                   "cannot narrow the CI", legacy=False)
+    confirm_skip_clones: bool = setting(
+        True, doc="confirmation never confirms the same knobs twice: a proposal or trial whose knobs equal "
+                  "those of a candidate already confirmed is skipped (the same player)", legacy=False)
     confirm_futility: float = setting(
         2.0, doc="with confirm_validate: a confirmation stops as a miss once |Elo - target| exceeds "
                  "tolerance + this many CI half-widths (0: never; then a hopeless candidate plays until "

@@ -248,3 +248,57 @@ def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
     tried = [(r, {"elo": 2626.0}) for r in ranked]
     assert next_trial(ranked, tried, 2700.0) is None
     assert next_trial(ranked, [], 2700.0) is ranked[0]  # the first candidate is the pick
+
+
+def test_the_same_knobs_are_not_confirmed_twice() -> None:
+    """International, session 5: Medium's Newton proposal (depth 3, noise 0) had trial 1's exact
+    knobs, so the same player was confirmed twice. With confirm_skip_clones the trial is skipped."""
+    from pipeline.confirm import next_trial
+
+    def rec(number: int | None, elo: float | None, noise: float) -> dict[str, Any]:
+        return {"number": number, "elo": elo, "nodes_per_move": 400.0 + noise,
+                "knobs": {"max_depth": 3, "node_budget": 20000, "noise_sigma": noise}}
+
+    ranked = [rec(11, 2001.0, 16.0), rec(1, 2040.0, 0.0), rec(5, 2090.0, 30.0)]
+    proposal = rec(None, None, 0.0)  # the proposal: trial 1's knobs, no trial games of its own
+    tried = [(ranked[0], {"elo": 1995.0}), (proposal, {"elo": 2031.0})]
+    assert next_trial(ranked, tried, 2050.0)["number"] == 1  # type: ignore[index]  # the old path
+    assert next_trial(ranked, tried, 2050.0, skip_same_knobs=True)["number"] == 5  # type: ignore[index]
+
+
+def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import pipeline.confirm as confirm
+
+    knobs = {"max_depth": 3, "node_budget": 20000, "noise_sigma": 0.0}
+    ranked = [{"number": 1, "slot": 1, "elo": 2040.0, "nodes_per_move": 400.0, "knobs": dict(knobs),
+               "level_name": "medium"},
+              {"number": 5, "slot": 5, "elo": 2090.0, "nodes_per_move": 430.0,
+               "knobs": {**knobs, "noise_sigma": 30.0}, "level_name": "medium"}]
+    confirmed: list[dict[str, Any]] = []
+
+    def fake_confirm(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        confirmed.append(dict(args[4]["knobs"]))
+        return {"elo": 2000.0, "hit": False}
+
+    monkeypatch.setattr(confirm, "confirm_candidate", fake_confirm)
+    monkeypatch.setattr(confirm, "propose", lambda *a, **k: dict(knobs))  # proposes trial 1 again
+    section = dataclasses.replace(_section_for_confirm(), confirm_candidates=3)
+    confirm.confirm_level(None, None, section, "medium", ranked, lambda r: "spec")  # type: ignore[arg-type]
+    assert confirmed == [knobs, {**knobs, "noise_sigma": 30.0}]  # never trial 1's knobs twice
+    confirmed.clear()
+    legacy = dataclasses.replace(section, confirm_skip_clones=False)
+    confirm.confirm_level(None, None, legacy, "medium", ranked, lambda r: "spec")  # type: ignore[arg-type]
+    assert confirmed == [knobs, knobs, knobs]  # the recorded runs' path: proposals even when known
+
+
+def _section_for_confirm() -> Any:
+    from pipeline.jobconfig import calibrate_section
+    from pipeline.mainjob import JobOptions, load_job_config
+
+    from .conftest import REPO
+
+    section = calibrate_section(load_job_config(str(REPO / "configs" / "runs" / "tiny.toml"), JobOptions()))
+    assert section is not None
+    return section

@@ -470,3 +470,14 @@ def test_confirm_replay_stop_defaults_on_and_false_keeps_recorded_hashes(tmp_pat
     assert not off.section("calibrate").confirm_replay_stop
     assert default.config_hash() == on.config_hash() != off.config_hash()
     assert "confirm_replay_stop" not in off.to_dict(hashed_only=True)["calibrate"]
+
+
+def test_confirm_skip_clones_defaults_on_and_false_keeps_recorded_hashes(tmp_path: Path) -> None:
+    text = TINY.read_text()
+    off_text = text.replace("[calibrate]", "[calibrate]\nconfirm_skip_clones = false", 1)
+    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
+    off = load_job_config(str(_config(tmp_path, off_text)), JobOptions())
+    assert default.section("calibrate").confirm_skip_clones
+    assert not off.section("calibrate").confirm_skip_clones
+    assert default.config_hash() != off.config_hash()
+    assert "confirm_skip_clones" not in off.to_dict(hashed_only=True)["calibrate"]
