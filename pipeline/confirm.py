@@ -133,6 +133,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     stream0 = (_VALIDATE_STREAM + 100 * LEVELS.index(level) if validate
                else _STREAM_BASE + 100 * LEVELS.index(level) + 10 * candidate)
     seen: set[tuple[Any, ...]] = set()
+    bound = width_bound(section, validate)
     while True:
         stage = f"calibrate/{level}/{kind}-{int(rec['slot']):04d}/round-{rounds:03d}"
         pairings = [Pairing(spec, opp_spec, step, start=rounds * step, stream=stream0 + j)
@@ -160,17 +161,16 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         if futile and log is not None:
             log(f"{kind} {level}: futile, {abs(rating.elo - target):.0f} Elo from the target is more than "
                 f"the tolerance + {section.confirm_futility:g} half-widths: stopped as a miss")
-        saturated = (section.confirm_replay_stop and fresh == 0 and rounds > 1
-                     and not _narrow(rating, half, width_bound(section, validate)))
+        narrow = _narrow(rating, half, bound)
+        saturated = section.confirm_replay_stop and fresh == 0 and rounds > 1 and not narrow
         if saturated and log is not None:
             log(f"{kind} {level}: every game of round {rounds} replays an earlier one (no noise on either "
                 f"side), so more rounds cannot narrow the CI: stopped at half-width {half:.0f}")
-        if (_narrow(rating, half, width_bound(section, validate)) or futile or saturated
+        if (narrow or futile or saturated
                 or (rounds + 1) * step > section.confirm_max_pairs
                 or (rating.prior_driven and rounds * step >= PRIOR_DRIVEN_STOP_PAIRS)):
             break
     within = rating.ci_low <= target <= rating.ci_high and not rating.prior_driven
-    narrow = _narrow(rating, half, width_bound(section, validate))
     # When a validation will measure the chosen candidate again, choosing only candidates whose
     # confirmed Elo is also within ``tolerance`` of the target makes that measurement likelier to
     # hit (it is not what gets reported, so this adds no lean to the reported numbers).

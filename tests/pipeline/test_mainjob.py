@@ -414,58 +414,50 @@ def test_seed_scheme_defaults_to_two_and_one_keeps_recorded_hashes(tmp_path: Pat
         load_job_config(str(_config(tmp_path, bad)), JobOptions())
 
 
+def _calibrate_with(tmp_path: Path, *lines: str) -> Any:
+    """The tiny config with ``lines`` added at the top of its [calibrate] section, loaded."""
+    text = TINY.read_text().replace("[calibrate]", "\n".join(["[calibrate]", *lines]), 1)
+    return load_job_config(str(_config(tmp_path, text)), JobOptions())
+
+
 def test_confirm_futility_defaults_on_and_zero_keeps_recorded_hashes(tmp_path: Path) -> None:
-    text = TINY.read_text()
-    assert "confirm_futility" not in text
-    keyed = {v: text.replace("[calibrate]", f"[calibrate]\nconfirm_futility = {v}", 1) for v in ("0", "2.0")}
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    off, on = (load_job_config(str(_config(tmp_path, keyed[v])), JobOptions()) for v in ("0", "2.0"))
+    assert "confirm_futility" not in TINY.read_text()
+    default = _calibrate_with(tmp_path)
+    off, on = (_calibrate_with(tmp_path, f"confirm_futility = {v}") for v in ("0", "2.0"))
     assert default.section("calibrate").confirm_futility == 2.0
     assert off.section("calibrate").confirm_futility == 0
     assert default.config_hash() == on.config_hash() != off.config_hash()
     assert "confirm_futility" not in off.to_dict(hashed_only=True)["calibrate"]
-    bad = text.replace("[calibrate]", "[calibrate]\nconfirm_futility = -1", 1)
     with pytest.raises(ConfigError, match=r"calibrate.confirm_futility = -1"):
-        load_job_config(str(_config(tmp_path, bad)), JobOptions())
+        _calibrate_with(tmp_path, "confirm_futility = -1")
 
 
 def test_confirm_bootstrap_unit_defaults_to_openings_and_pair_keeps_recorded_hashes(tmp_path: Path) -> None:
     from pipeline.ratings import BOOTSTRAP_UNITS
 
-    text = TINY.read_text()
-    assert "confirm_bootstrap_unit" not in text
-    keyed = {v: text.replace("[calibrate]", f'[calibrate]\nconfirm_bootstrap_unit = "{v}"', 1)
-             for v in BOOTSTRAP_UNITS}
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    by_opening, by_pair = (load_job_config(str(_config(tmp_path, keyed[v])), JobOptions())
+    assert "confirm_bootstrap_unit" not in TINY.read_text()
+    default = _calibrate_with(tmp_path)
+    by_opening, by_pair = (_calibrate_with(tmp_path, f'confirm_bootstrap_unit = "{v}"')
                            for v in BOOTSTRAP_UNITS)
     assert default.section("calibrate").confirm_bootstrap_unit == "opening"
     assert default.config_hash() == by_opening.config_hash() != by_pair.config_hash()
     assert "confirm_bootstrap_unit" not in by_pair.to_dict(hashed_only=True)["calibrate"]
-    bad = text.replace("[calibrate]", '[calibrate]\nconfirm_bootstrap_unit = "game"', 1)
     with pytest.raises(ConfigError, match=r"confirm_bootstrap_unit = 'game': must be one of opening, pair"):
-        load_job_config(str(_config(tmp_path, bad)), JobOptions())
+        _calibrate_with(tmp_path, 'confirm_bootstrap_unit = "game"')
 
 
 def test_validate_half_width_is_out_of_recorded_hashes_and_checked(tmp_path: Path) -> None:
-    text = TINY.read_text()
-    keyed = {v: text.replace("[calibrate]", f"[calibrate]\nvalidate_half_width = {v}", 1)
-             for v in ("0", "35")}
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    zero, set_ = (load_job_config(str(_config(tmp_path, keyed[v])), JobOptions()) for v in ("0", "35"))
+    default = _calibrate_with(tmp_path)
+    zero, set_ = (_calibrate_with(tmp_path, f"validate_half_width = {v}") for v in ("0", "35"))
     assert default.config_hash() == zero.config_hash() != set_.config_hash()
     assert set_.section("calibrate").validate_half_width == 35.0
-    bad = text.replace("[calibrate]", "[calibrate]\nvalidate_half_width = 0.5", 1)
     with pytest.raises(ConfigError, match=r"validate_half_width = 0.5: must be 0 or in \[1, 1000000\]"):
-        load_job_config(str(_config(tmp_path, bad)), JobOptions())
+        _calibrate_with(tmp_path, "validate_half_width = 0.5")
 
 
 def test_confirm_replay_stop_defaults_on_and_false_keeps_recorded_hashes(tmp_path: Path) -> None:
-    text = TINY.read_text()
-    keyed = {v: text.replace("[calibrate]", f"[calibrate]\nconfirm_replay_stop = {v}", 1)
-             for v in ("false", "true")}
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    off, on = (load_job_config(str(_config(tmp_path, keyed[v])), JobOptions()) for v in ("false", "true"))
+    default = _calibrate_with(tmp_path)
+    off, on = (_calibrate_with(tmp_path, f"confirm_replay_stop = {v}") for v in ("false", "true"))
     assert default.section("calibrate").confirm_replay_stop
     assert not off.section("calibrate").confirm_replay_stop
     assert default.config_hash() == on.config_hash() != off.config_hash()
@@ -473,10 +465,8 @@ def test_confirm_replay_stop_defaults_on_and_false_keeps_recorded_hashes(tmp_pat
 
 
 def test_confirm_skip_clones_defaults_on_and_false_keeps_recorded_hashes(tmp_path: Path) -> None:
-    text = TINY.read_text()
-    off_text = text.replace("[calibrate]", "[calibrate]\nconfirm_skip_clones = false", 1)
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    off = load_job_config(str(_config(tmp_path, off_text)), JobOptions())
+    default = _calibrate_with(tmp_path)
+    off = _calibrate_with(tmp_path, "confirm_skip_clones = false")
     assert default.section("calibrate").confirm_skip_clones
     assert not off.section("calibrate").confirm_skip_clones
     assert default.config_hash() != off.config_hash()
