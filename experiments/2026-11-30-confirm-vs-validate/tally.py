@@ -19,25 +19,19 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from pipeline.calibrate import rate_on_ladder
 from pipeline.ladder import load_ladder
+from pipeline.storage import read_games
 
 LEVELS = ("medium", "easy", "hard")
 
 
-def _games(run: Path, stages: list[str]) -> pa.Table:
-    return pa.concat_tables([ds.dataset(run / s / "games", partitioning="hive").to_table() for s in stages])
-
-
-def _by_opponent(run: Path, confirm: dict, stages: list[str], ladder_path: str) -> str:
+def _by_opponent(run: Path, confirm: dict, stages: list[str], name: str) -> str:
     """Medium's Elo from all its games, then from the games against each opponent alone."""
-    ladder = load_ladder(ladder_path)
-    table = _games(run, stages)
+    ladder = load_ladder(run / "ladder.json")
+    table = pa.concat_tables([read_games(run, stage) for stage in stages])
     opponents = confirm["opponents"]
-    players = set(table.column("player_a").to_pylist()) | set(table.column("player_b").to_pylist())
-    name = next(n for n in players if n not in opponents)
     parts = [f"all {rate_on_ladder(ladder, table, name, confirm['pin']).elo:+.0f}"]
     for opp in opponents:
         mask = pc.or_(pc.equal(table["white_player"], opp), pc.equal(table["black_player"], opp))
@@ -67,9 +61,9 @@ def main(root: str) -> None:
             print(f"| {run.name} | {level} | {chosen['elo']:+.0f} ± {chosen['half_width']:.0f} | "
                   f"{confirm['elo']:+.0f} ± {confirm['half_width']:.0f} | {diff:+.0f} | {z:+.2f} |")
             if level == "medium":
-                ladder_path = json.loads((run / "run.json").read_text())["config"]["ladder"]["path"]
-                paths.append(f"| {run.name} | {_by_opponent(run, confirm, chosen['stages'], ladder_path)} | "
-                             f"{_by_opponent(run, confirm, confirm['stages'], ladder_path)} |")
+                name = f"medium-t{int(levels[level]['slot']):04d}"
+                paths.append(f"| {run.name} | {_by_opponent(run, confirm, chosen['stages'], name)} | "
+                             f"{_by_opponent(run, confirm, confirm['stages'], name)} |")
     every = [z for level in LEVELS for z in zs[level]]
     print(f"\n{len(every)} levels: RMS z {math.sqrt(statistics.fmean(z * z for z in every)):.2f}, "
           f"mean z {statistics.fmean(every):+.2f}")
