@@ -1,5 +1,5 @@
-"""``python -m pipeline VERB ...``: see :mod:`pipeline.cli`."""
+"""``python -m pipeline VERB ...``: see :mod:`pipeline.cli.main`."""
 
-from pipeline.cli import main
+from pipeline.cli.main import main
 
 raise SystemExit(main())

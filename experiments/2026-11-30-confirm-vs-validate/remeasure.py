@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.calibrate import rate_on_ladder
-from pipeline.distributed import RayOptions, make_executor
-from pipeline.ladder import load_ladder
-from pipeline.levelcheck import ProgressLines, level_spec
-from pipeline.matchplan import Pairing, play_pairings
-from pipeline.openings import load_deck
+from pipeline.calibration.levelcheck import ProgressLines, level_spec
+from pipeline.calibration.levels import rate_on_ladder
+from pipeline.games.executor import RayOptions, make_executor
+from pipeline.games.openings import load_deck
+from pipeline.games.pairings import Pairing, play_pairings
+from pipeline.ladder.reference import load_ladder
 
 #: Opening streams of the repeats: apart from the run's own (confirmation and validation).
 STREAM_BASE = 50_000

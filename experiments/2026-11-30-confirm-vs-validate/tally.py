@@ -20,9 +20,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.calibrate import rate_on_ladder
-from pipeline.ladder import load_ladder
-from pipeline.storage import read_games
+from pipeline.calibration.levels import rate_on_ladder
+from pipeline.games.storage import read_games
+from pipeline.ladder.reference import load_ladder
 
 LEVELS = ("medium", "easy", "hard")
 

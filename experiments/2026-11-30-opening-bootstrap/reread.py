@@ -20,12 +20,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.calibrate import rate_on_ladder
-from pipeline.chain import Neighbour, rate_against
-from pipeline.jobconfig import LEVELS
-from pipeline.ladder import load_ladder
-from pipeline.levelcheck import ADJACENT, _pairing_rows, davidson_gap, difference_test, distinct_games
-from pipeline.storage import read_games
+from pipeline.calibration.chain import Neighbour, rate_against
+from pipeline.calibration.levelcheck import (
+    ADJACENT,
+    _pairing_rows,
+    davidson_gap,
+    difference_test,
+    distinct_games,
+)
+from pipeline.calibration.levels import rate_on_ladder
+from pipeline.config.job_sections import LEVELS
+from pipeline.games.storage import read_games
+from pipeline.ladder.reference import load_ladder
 
 VARIANTS = ("english", "suicide", "brazilian", "russian", "international")
 UNITS = ("pair", "opening")

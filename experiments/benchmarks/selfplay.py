@@ -21,10 +21,10 @@ from typing import Any
 
 from engine.batch.playout import random_games
 from engine.variants import get_variant
-from pipeline.distributed import InProcessExecutor, RayExecutor, RayOptions
-from pipeline.match import BatchSpec, make_batch_spec
-from pipeline.openings import load_deck
-from pipeline.selfplay import opening_schedule
+from pipeline.games.executor import InProcessExecutor, RayExecutor, RayOptions
+from pipeline.games.match import BatchSpec, make_batch_spec
+from pipeline.games.openings import load_deck
+from pipeline.games.selfplay import opening_schedule
 
 
 def plan(level_a: str, level_b: str, games: int, batch_size: int, seed: int) -> list[BatchSpec]:

@@ -203,7 +203,8 @@ class _Problem:
         for _ in range(_POLISH_STEPS):
             if not np.all(np.isfinite(p)):
                 break
-            step = np.linalg.solve(self.neg_hessian(p, counts), self.neg_log_post(p, counts)[1])
+            step = np.asarray(np.linalg.solve(self.neg_hessian(p, counts), self.neg_log_post(p, counts)[1]),
+                              dtype=np.float64)
             p = p - step
             if np.max(np.abs(step)) < 1e-6:
                 break

@@ -150,7 +150,7 @@ KNOWN_BUGS: dict[str, tuple[Callable[[BaseException], bool], str]] = {
     "name-too-long": (
         lambda err: isinstance(err, OSError) and err.errno == 36,
         "a path component over 255 bytes (export/report RUN, --output) raises OSError "
-        "ENAMETOOLONG out of pipeline.cli.main",
+        "ENAMETOOLONG out of pipeline.cli.main.main",
     ),
     "lenient-lists": (
         lambda err: False,

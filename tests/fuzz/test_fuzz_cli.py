@@ -1,4 +1,4 @@
-"""Fuzzing both command lines in-process: ``engine.cli.main(argv)`` and ``pipeline.cli.main(argv)``.
+"""Fuzzing both command lines in-process: ``engine.cli.main(argv)`` and ``pipeline.cli.main.main(argv)``.
 
 Every argv (random token lists, mutations of valid command lines, valid ones) must end with an
 exit status (0, or 2 with exactly one ``error: ...`` line on stderr; the engine may also say 1,
@@ -37,11 +37,13 @@ import engine.batch.perft
 import engine.bench
 import engine.cli
 import engine.kernel.perft
-import pipeline.cli
-import pipeline.distributed
-import pipeline.jobconfig
-import pipeline.studies
-import pipeline.tracking
+import pipeline.calibration.levelcheck
+import pipeline.cli.main
+import pipeline.config.job_sections
+import pipeline.games.executor
+import pipeline.job.main_job
+import pipeline.tracking.mlflow_log
+import pipeline.tuning.studies
 from engine.board import Board
 from engine.profile import PROFILE_DIR_ENV
 from engine.variants import VARIANTS
@@ -130,6 +132,15 @@ def _accepted(name: str) -> Callable[..., Any]:
     return stub
 
 
+def _patch_everywhere(patch: pytest.MonkeyPatch, real: Callable[..., Any], stub: Callable[..., Any]) -> None:
+    """Replace ``real`` in its own module and in every project module that imported it by name."""
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("pipeline", "engine") and module is not None:
+            for attr, value in list(vars(module).items()):
+                if value is real:
+                    patch.setattr(module, attr, stub)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _workdir() -> Iterator[None]:
     patch = pytest.MonkeyPatch()
@@ -142,10 +153,10 @@ def _workdir() -> Iterator[None]:
         patch.delenv("RAY_ADDRESS", raising=False)
         patch.setattr(engine.kernel.perft, "perft", _perft_stub(engine.kernel.perft.perft))
         patch.setattr(engine.batch.perft, "perft", _perft_stub(engine.batch.perft.perft))
-        patch.setattr(engine.bench, "run_bench", _bench_stub(engine.bench.run_bench))
-        patch.setattr(pipeline.distributed, "make_executor", _accepted("executor"))
-        patch.setattr(pipeline.tracking, "check_reachable", _accepted("tracking"))
-        patch.setattr(pipeline.studies, "check_storage", _accepted("storage"))
+        _patch_everywhere(patch, engine.bench.run_bench, _bench_stub(engine.bench.run_bench))
+        _patch_everywhere(patch, pipeline.games.executor.make_executor, _accepted("executor"))
+        _patch_everywhere(patch, pipeline.tracking.mlflow_log.check_reachable, _accepted("tracking"))
+        _patch_everywhere(patch, pipeline.tuning.studies.check_storage, _accepted("storage"))
         try:
             yield
         finally:
@@ -448,7 +459,7 @@ def pipeline_check(argv: list[str]) -> tuple[Any, str, str]:
         known("huge-games")
         return None, "", ""
     bugs = ("recursion", "name-too-long", "int-overflow")
-    return check_cli("pipeline-cli", pipeline.cli.main, argv, known_bugs=bugs)
+    return check_cli("pipeline-cli", pipeline.cli.main.main, argv, known_bugs=bugs)
 
 
 pipeline_soup = st.lists(
@@ -490,12 +501,12 @@ def test_regression_engine_cli_fen_with_huge_square_number() -> None:
 
 def test_regression_pipeline_cli_inline_spec_deep_json() -> None:
     argv = ["match", "--variant", "english", "--a", "inline:x:" + "[" * 3000, "--b", "random", "--games", "2"]
-    status, _, _ = run_cli(pipeline.cli.main, argv)
+    status, _, _ = run_cli(pipeline.cli.main.main, argv)
     assert status == 2
 
 
 def test_regression_pipeline_cli_deeply_nested_config() -> None:
-    status, _, _ = run_cli(pipeline.cli.main, ["selfplay", "deep.toml"])
+    status, _, _ = run_cli(pipeline.cli.main.main, ["selfplay", "deep.toml"])
     assert status == 2
 
 
@@ -505,12 +516,12 @@ def test_regression_huge_game_count_hangs_before_validation() -> None:
         argv = ["match", "--variant", "english", "--a", "random", "--b", "missing.json:easy",
                 "--games", str(games)]
         with fuzz_case("pipeline-cli", show=argv, seconds=1.0):
-            status, _, err = run_cli(pipeline.cli.main, argv)
+            status, _, err = run_cli(pipeline.cli.main.main, argv)
         assert status == 2 and needle in err
 
 
 def test_regression_pipeline_cli_name_too_long() -> None:
-    status, _, _ = run_cli(pipeline.cli.main, ["export", "x" * 300])
+    status, _, _ = run_cli(pipeline.cli.main.main, ["export", "x" * 300])
     assert status == 2
 
 

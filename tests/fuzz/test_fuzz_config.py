@@ -1,4 +1,4 @@
-"""Fuzzing run-config TOML: ``pipeline.config.load_config`` with every registered section.
+"""Fuzzing run-config TOML: ``pipeline.config.run_config.load_config`` with every registered section.
 
 Configs are loaded the way the pipeline command line loads them (``load_config`` on a file,
 with every section module imported: [run], [selfplay], [ray], [mlflow], [optuna], [job],
@@ -6,7 +6,7 @@ with every section module imported: [run], [selfplay], [ray], [mlflow], [optuna]
 The oracle reads the section registry itself (declared type, required or default, declared
 check), so sections added later are fuzzed too. Properties:
 
-- only :class:`~pipeline.config.ConfigError` escapes, naming the file; no hang;
+- only :class:`~pipeline.config.run_config.ConfigError` escapes, naming the file; no hang;
 - a file is accepted exactly when every section and key is known, every value has its declared
   type, is finite and passes its declared check, and required keys and sections are present;
 - no silent repair: an accepted config holds exactly the values written (same type; defaults
@@ -32,10 +32,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import pipeline.cli
-import pipeline.config_tracking
-import pipeline.jobconfig  # noqa: F401 - [job], [ladder], [tune], [calibrate], [export]
-from pipeline.config import (
+from pipeline.config.run_config import (
     MAX_CONFIG_BYTES,
     REQUIRED_SECTIONS,
     SECTIONS,
@@ -43,7 +40,7 @@ from pipeline.config import (
     identifier,
     load_config,
 )
-from pipeline.jobconfig import validate_job
+from pipeline.job.validate import validate_job
 from tests.fuzz.conftest import (
     REPO,
     fuzz_case,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import RunConfig, load_config
+from pipeline.config.run_config import RunConfig, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "configs" / "runs" / "smoke.toml"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.match import BatchSpec, play_batch
+from pipeline.games.match import BatchSpec, play_batch
 
 
 def pid_reporting_batch(pid_dir: str, delay: float, spec: BatchSpec) -> pa.Table:

@@ -10,11 +10,17 @@ import pytest
 from engine.board import Board
 from engine.profile import LevelProfile
 from engine.variants import get_variant
-from pipeline.blunders import MaterialScorer, blunder_rate, default_threshold, move_texts, wilson_interval
-from pipeline.match import make_batch_spec, play_batch
-from pipeline.openings import load_deck
-from pipeline.players import inline_spec
-from pipeline.records import GAMES_SCHEMA, GAMES_SCHEMA_VERSION, games_table
+from pipeline.games.match import make_batch_spec, play_batch
+from pipeline.games.openings import load_deck
+from pipeline.games.players import inline_spec
+from pipeline.games.records import GAMES_SCHEMA, GAMES_SCHEMA_VERSION, games_table
+from pipeline.ratings.blunders import (
+    MaterialScorer,
+    blunder_rate,
+    default_threshold,
+    move_texts,
+    wilson_interval,
+)
 
 # White to move: 23-18 walks into 14x23 (a man lost for nothing); 23-19 and the back-man moves are safe.
 HANG_FEN = "W:W23,30:B14,2"

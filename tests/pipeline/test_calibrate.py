@@ -8,10 +8,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pipeline.calibrate import knob_space, objective, pick_levels, rank, rate_on_ladder
-from pipeline.jobconfig import parse_knob_ranges
-from pipeline.ladder import ANCHOR, Anchor, fit_ladder
-from pipeline.stagectx import player_nodes_per_move, win_score_summary, wins_against
+from pipeline.calibration.levels import knob_space, objective, pick_levels, rank, rate_on_ladder
+from pipeline.config.job_sections import parse_knob_ranges
+from pipeline.games.stage import player_nodes_per_move, win_score_summary, wins_against
+from pipeline.ladder.reference import ANCHOR, Anchor, fit_ladder
 
 from .test_ladder import TRUE, synthetic_table
 
@@ -155,7 +155,7 @@ def test_rate_on_ladder_by_pair_resamples_exactly_as_before_the_unit_existed() -
 
 
 def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() -> None:
-    from pipeline.confirm import opponents
+    from pipeline.calibration.confirm import opponents
 
     names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
     ladder = fit_ladder("english", names, synthetic_table(pairs=40), "h")
@@ -169,7 +169,7 @@ def test_confirmation_opponents_are_the_pin_and_the_bracket_without_repeats() ->
 def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
     import optuna
 
-    from pipeline.calibrate import depth_seed_points, seed_depth_trials
+    from pipeline.calibration.levels import depth_seed_points, seed_depth_trials
 
     space, _ = knob_space(parse_knob_ranges("max_depth=2:8, noise_sigma=10:40, node_budget=300:30000"))
     points = depth_seed_points(space)
@@ -180,7 +180,7 @@ def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study()
     seed_depth_trials(study, space, trials=6)  # at most half the trials are seeds
-    from pipeline.studies import ask_trial
+    from pipeline.tuning.studies import ask_trial
 
     drawn = [ask_trial(study, space)[1] for _ in range(3)]
     assert [d["max_depth"] for d in drawn] == [2, 3, 4] and drawn[0]["noise_sigma"] == 10.0
@@ -194,7 +194,7 @@ def _trial(number: int, depth: int, noise: float, elo: float) -> dict[str, Any]:
 
 
 def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() -> None:
-    from pipeline.confirm import propose
+    from pipeline.calibration.confirm import propose
 
     # trials at depth 3 fall about 4 Elo per unit of noise; depth 2 trials must be ignored
     trials = [_trial(0, 3, 80, 2160), _trial(1, 3, 120, 2000), _trial(2, 3, 150, 1780),
@@ -219,7 +219,7 @@ def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() ->
 
 
 def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
-    from pipeline.confirm import propose
+    from pipeline.calibration.confirm import propose
 
     def hard(number: int, budget: int, elo: float) -> dict[str, Any]:
         return {"number": number, "knobs": {"max_depth": 6, "node_budget": budget}, "elo": elo,
@@ -234,7 +234,7 @@ def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
 
 
 def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
-    from pipeline.confirm import next_trial
+    from pipeline.calibration.confirm import next_trial
 
     def rec(number: int, elo: float, nodes: float) -> dict[str, Any]:
         return {"number": number, "elo": elo, "nodes_per_move": nodes, "knobs": {}}
@@ -253,7 +253,7 @@ def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
 def test_the_same_knobs_are_not_confirmed_twice() -> None:
     """International, session 5: Medium's Newton proposal (depth 3, noise 0) had trial 1's exact
     knobs, so the same player was confirmed twice. With confirm_skip_clones the trial is skipped."""
-    from pipeline.confirm import next_trial
+    from pipeline.calibration.confirm import next_trial
 
     def rec(number: int | None, elo: float | None, noise: float) -> dict[str, Any]:
         return {"number": number, "elo": elo, "nodes_per_move": 400.0 + noise,
@@ -269,7 +269,7 @@ def test_the_same_knobs_are_not_confirmed_twice() -> None:
 def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
-    import pipeline.confirm as confirm
+    import pipeline.calibration.confirm as confirm
 
     knobs = {"max_depth": 3, "node_budget": 20000, "noise_sigma": 0.0}
     ranked = [{"number": 1, "slot": 1, "elo": 2040.0, "nodes_per_move": 400.0, "knobs": dict(knobs),
@@ -294,8 +294,8 @@ def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPa
 
 
 def _section_for_confirm() -> Any:
-    from pipeline.jobconfig import calibrate_section
-    from pipeline.mainjob import JobOptions, load_job_config
+    from pipeline.config.job_sections import calibrate_section
+    from pipeline.job.main_job import JobOptions, load_job_config
 
     from .conftest import REPO
 

@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.chain import Neighbour, chain_half_width, chain_order, rate_against
-from pipeline.levelcheck import davidson_gap
+from pipeline.calibration.chain import Neighbour, chain_half_width, chain_order, rate_against
+from pipeline.calibration.levelcheck import davidson_gap
 
 
 @pytest.mark.parametrize(

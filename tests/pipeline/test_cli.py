@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import COMMANDS, main
-from pipeline.storage import read_games
+from pipeline.cli.main import COMMANDS, main
+from pipeline.games.storage import read_games
 
 from .conftest import REPO, SMOKE
 
@@ -141,7 +141,7 @@ def test_module_entry_point_has_no_traceback(tmp_path: Path) -> None:
 
 def test_every_verb_has_working_help() -> None:
     """argparse formats help text with %, so a stray '%' in a help string crashes --help."""
-    from pipeline.cli import build_parser
+    from pipeline.cli.main import build_parser
 
     parser = build_parser()
     assert "selfplay" in parser.format_help()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.storage import read_games
+from pipeline.games.storage import read_games
 
 from .conftest import REPO
 from .ray_helpers import LoopbackCluster

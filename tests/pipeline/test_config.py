@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import MAX_CONFIG_BYTES, ConfigError, describe_sections, load_config, parse_config
+from pipeline.config.run_config import (
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    describe_sections,
+    load_config,
+    parse_config,
+)
 
 from .conftest import SMOKE
 
@@ -114,7 +120,7 @@ def test_describe_sections_lists_every_key() -> None:
 
 def test_describe_sections_rows_have_four_cells() -> None:
     """A doc quoting |Elo - target| must not split its row (its pipes are escaped)."""
-    import pipeline.jobconfig  # noqa: F401 - registers the main job's sections (their docs hold pipes)
+    import pipeline.config.job_sections  # noqa: F401 - registers the main job's sections (their docs hold pipes)
 
     rows = describe_sections().split("\n")
     assert any("\\|Elo - target\\|" in row for row in rows)

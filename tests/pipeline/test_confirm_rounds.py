@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.chain import Neighbour
-from pipeline.confirm import PRIOR_DRIVEN_STOP_PAIRS, confirm_candidate
-from pipeline.jobconfig import calibrate_section
-from pipeline.mainjob import JobOptions, load_job_config
-from pipeline.matchplan import Pairing
+from pipeline.calibration.chain import Neighbour
+from pipeline.calibration.confirm import PRIOR_DRIVEN_STOP_PAIRS, confirm_candidate
+from pipeline.config.job_sections import calibrate_section
+from pipeline.games.pairings import Pairing
+from pipeline.job.main_job import JobOptions, load_job_config
 
 from .conftest import REPO
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import RunConfig
-from pipeline.distributed import InProcessExecutor, RayExecutor, RayOptions
-from pipeline.records import TIMING_COLUMNS
-from pipeline.selfplay import run_selfplay
-from pipeline.storage import read_games
+from pipeline.config.run_config import RunConfig
+from pipeline.games.executor import InProcessExecutor, RayExecutor, RayOptions
+from pipeline.games.records import TIMING_COLUMNS
+from pipeline.games.selfplay import run_selfplay
+from pipeline.games.storage import read_games
 
 from .ray_helpers import pid_reporting_batch
 
@@ -86,12 +86,12 @@ def test_sigkilled_worker_is_retried_without_loss_or_duplicates(
 
 def test_sigkilled_worker_during_tuning_changes_nothing(ray_session: RayExecutor, tmp_path: Path) -> None:
     """Kill a Ray worker mid-study: same trials, same scores, same SPRT decision and Elo."""
-    from pipeline.jobconfig import TuneSection
-    from pipeline.openings import load_deck
-    from pipeline.stagectx import StageContext
-    from pipeline.studies import open_study
-    from pipeline.tracking import NullTracker
-    from pipeline.tune import run_tune
+    from pipeline.config.job_sections import TuneSection
+    from pipeline.games.openings import load_deck
+    from pipeline.games.stage import StageContext
+    from pipeline.tracking.mlflow_log import NullTracker
+    from pipeline.tuning.studies import open_study
+    from pipeline.tuning.weights import run_tune
 
     section = TuneSection(weights="advance=0:10, back_rank=4, center_king", pairs=2, step_pairs=1,
                           max_depth=1, node_budget=500, sprt_step_pairs=1, sprt_max_pairs=3,

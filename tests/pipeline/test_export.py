@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.export import ExportError, current_bench_signature, export_run, verify_profile
-from pipeline.stagectx import write_result
+from pipeline.cli.main import main
+from pipeline.games.stage import write_result
+from pipeline.job.export import ExportError, current_bench_signature, export_run, verify_profile
 
 
 def fake_run(root: Path, run_id: str = "r1") -> Path:
@@ -51,7 +51,7 @@ def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
 
 def test_a_chained_levels_neighbour_is_exported_as_rated_against(tmp_path: Path) -> None:
     from engine.profile import load_profile
-    from pipeline.stagectx import read_result
+    from pipeline.games.stage import read_result
 
     folder = fake_run(tmp_path)
     path = folder / "calibrate" / "result.json"

@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.jobconfig import LadderSection
-from pipeline.ladder import (
+from pipeline.config.job_sections import LadderSection
+from pipeline.ladder.reference import (
     ANCHOR,
     Anchor,
     LadderError,

@@ -21,8 +21,7 @@ from engine.profile import (
     load_profile,
 )
 from engine.variants import get_variant
-from pipeline.cli import EXIT_OK, EXIT_USAGE, build_parser, main
-from pipeline.levelcheck import (
+from pipeline.calibration.levelcheck import (
     LevelCheckError,
     LevelCheckSettings,
     claimed_gap,
@@ -30,6 +29,8 @@ from pipeline.levelcheck import (
     elo_interval,
     markdown,
 )
+from pipeline.cli.common import EXIT_OK, EXIT_USAGE
+from pipeline.cli.main import build_parser, main
 
 # small, fast levels: easy half random at depth 1, medium depth 1, hard depth 2
 KNOBS = {
@@ -189,7 +190,7 @@ def test_a_head_to_head_claim_uses_the_rated_levels_own_ci() -> None:
 
 
 def test_the_difference_test_uses_both_uncertainties() -> None:
-    from pipeline.levelcheck import Z95, difference_test
+    from pipeline.calibration.levelcheck import Z95, difference_test
 
     # brazilian's first validated check: +387 [+358, +423] measured, +448 [+414, +481] claimed
     t = difference_test(387.0, (358.0, 423.0), 448.0, (414.0, 481.0))
@@ -208,7 +209,7 @@ def test_the_difference_test_rejects_unbiased_claims_about_one_time_in_twenty() 
     fails far more often when the claim is as uncertain as the measurement."""
     import numpy as np
 
-    from pipeline.levelcheck import Z95, difference_test
+    from pipeline.calibration.levelcheck import Z95, difference_test
 
     rng = np.random.default_rng(20261129)
     n, se_m, se_c = 4000, 20.0, 17.0
@@ -242,7 +243,7 @@ def test_cli_defaults_are_the_settings_defaults() -> None:
 def test_the_davidson_gap_reads_the_win_loss_ratio_whatever_the_draws() -> None:
     import math
 
-    from pipeline.levelcheck import davidson_gap, rate_games
+    from pipeline.calibration.levelcheck import davidson_gap, rate_games
 
     def rows(wins: int, draws: int, losses: int) -> list[dict[str, object]]:
         results = [1.0] * wins + [0.5] * draws + [0.0] * losses
@@ -302,7 +303,7 @@ def test_the_davidson_gap_resamples_openings_so_replays_count_once() -> None:
     """International's Hard - Medium (session 5): 100 openings x 2 colours replayed 6 times. The
     opening bootstrap's CI is as wide as the distinct games' alone; the pair bootstrap's is
     about sqrt(6) narrower."""
-    from pipeline.levelcheck import davidson_gap
+    from pipeline.calibration.levelcheck import davidson_gap
 
     rng = np.random.default_rng(11)
     distinct = [(f"o{k}", float(rng.choice([1.0, 0.5, 0.0], p=[0.5, 0.3, 0.2])), float(rng.choice(

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.config import ConfigError
-from pipeline.jobconfig import validate_job
-from pipeline.mainjob import JobOptions, load_job_config
+from pipeline.cli.main import main
+from pipeline.config.run_config import ConfigError
+from pipeline.job.main_job import JobOptions, load_job_config
+from pipeline.job.validate import validate_job
 
 from .conftest import REPO
 
@@ -56,7 +56,7 @@ def test_shipped_job_configs_are_valid() -> None:
 def test_bad_keys_are_config_errors_naming_them(section: str, key: str, value: object, needle: str) -> None:
     import tomllib
 
-    from pipeline.config import parse_config
+    from pipeline.config.run_config import parse_config
 
     raw = tomllib.loads(TINY.read_text())
     raw[section][key] = value
@@ -165,7 +165,7 @@ def _study_counts(folder: Path, name: str) -> dict[str, int]:
 def _check_finished_run(folder: Path, uri: str, hard_trials: int = 2) -> dict[str, Any]:
     """Everything a finished tiny run must have; returns its calibration result."""
     from engine.profile import load_profile
-    from pipeline.storage import read_games
+    from pipeline.games.storage import read_games
 
     run_id = folder.name
     for stage in ("ladder", "tune/trial-0000", "calibrate/easy/trial-0000", "calibrate/medium/trial-0001",
@@ -322,7 +322,7 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
     assert counts.get("COMPLETE") == 6 and counts.get("FAIL", 0) <= 1 and "RUNNING" not in counts
     tune = json.loads((folder / "tune" / "result.json").read_text())
     finished = [t for t in tune["trials"] if t["state"] == "COMPLETE"]
-    from pipeline.storage import read_games
+    from pipeline.games.storage import read_games
 
     for trial in finished:  # each counted trial's games: exactly its pairs, once each
         games = read_games(folder.parent, f"{folder.name}/tune/trial-{trial['slot']:04d}")
@@ -365,14 +365,20 @@ def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
     """The study's database goes away after the first tuning trial's games were played."""
     import sqlalchemy.exc
 
-    import pipeline.studies
+    import pipeline.calibration.levels
+    import pipeline.tuning.studies
+    import pipeline.tuning.weights
 
-    real_tell = pipeline.studies.tell_trial
+    real_tell = pipeline.tuning.studies.tell_trial
+    users = [m for m in (pipeline.tuning.studies, pipeline.tuning.weights, pipeline.calibration.levels)
+             if getattr(m, "tell_trial", None) is real_tell]
+    assert len(users) >= 2  # the study module and the stage that tells the trial
 
     def lost_storage(*args: Any, **kwargs: Any) -> Any:
         raise sqlalchemy.exc.OperationalError("UPDATE trials", {}, Exception("server closed the connection"))
 
-    monkeypatch.setattr(pipeline.studies, "tell_trial", lost_storage)
+    for module in users:
+        monkeypatch.setattr(module, "tell_trial", lost_storage)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     out = tmp_path / "out"
     argv = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
@@ -383,7 +389,8 @@ def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
     saved = _batch_files(folder)
     assert any("tune" in str(p) for p in saved)  # the trial's games were written before the loss
 
-    monkeypatch.setattr(pipeline.studies, "tell_trial", real_tell)  # the database is back
+    for module in users:
+        monkeypatch.setattr(module, "tell_trial", real_tell)  # the database is back
     assert main([*argv, "--resume"]) == 0
     assert all(p.stat().st_mtime_ns == t for p, t in saved.items())  # nothing replayed or rewritten
     _check_finished_run(folder, uri)

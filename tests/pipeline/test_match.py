@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipeline.match import GameSeeds, format_movetext, game_seeds, make_batch_spec, play_batch
-from pipeline.openings import load_deck
-from pipeline.records import GAMES_SCHEMA, TERMINATIONS, TIMING_COLUMNS, winner_score
+from pipeline.games.match import GameSeeds, format_movetext, game_seeds, make_batch_spec, play_batch
+from pipeline.games.openings import load_deck
+from pipeline.games.records import GAMES_SCHEMA, TERMINATIONS, TIMING_COLUMNS, winner_score
 
 
 def _spec(batch_id: int = 3, seed: int = 11, variant: str = "english", pairs: int = 3, ply_cap: int = 150):

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.distributed import InProcessExecutor
-from pipeline.match import BatchSpec, game_seeds, play_batch
-from pipeline.matchplan import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings, seed_salt
-from pipeline.openings import load_deck
-from pipeline.records import GAMES_SCHEMA, TIMING_COLUMNS
+from pipeline.games.executor import InProcessExecutor
+from pipeline.games.match import BatchSpec, game_seeds, play_batch
+from pipeline.games.openings import load_deck
+from pipeline.games.pairings import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings, seed_salt
+from pipeline.games.records import GAMES_SCHEMA, TIMING_COLUMNS
 
 DECK = load_deck("english")
 PAIRINGS = [Pairing("random", "random", 5), Pairing("random", "random", 3, stream=0)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from engine.board import Board
 from engine.fen import parse_fen
 from engine.variants import get_variant
-from pipeline.opening_gen import DeckRecipe, generate_deck
-from pipeline.openings import load_deck, validate_deck
+from pipeline.games.opening_gen import DeckRecipe, generate_deck
+from pipeline.games.openings import load_deck, validate_deck
 
 RECIPE = DeckRecipe("suicide", seed=7, plies=4, count=6, search_depth=2, max_abs_score=60,
                     max_tries=5000)

@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from pipeline.openings import OpeningsError, deck_variants, load_deck, validate_deck
+from pipeline.games.openings import OpeningsError, deck_variants, load_deck, validate_deck
 
 
 def test_shipped_decks() -> None:
@@ -22,7 +22,7 @@ def test_shipped_decks() -> None:
 
 
 def test_variant_without_deck_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    import pipeline.openings as openings
+    import pipeline.games.openings as openings
 
     monkeypatch.setattr(openings, "_deck_resource", lambda variant: tmp_path / f"{variant}.json")
     if hasattr(openings._load_all, "cache_clear"):
@@ -93,7 +93,7 @@ def test_shipped_decks_are_what_the_converter_writes(variant: str) -> None:
     """The package data is reproducible from the shared pydraughts ballot files."""
     from pathlib import Path
 
-    from pipeline.openings_convert import convert, format_deck
+    from pipeline.games.openings_convert import convert, format_deck
 
     source = Path(__file__).resolve().parents[3] / "shared" / "data" / "openings"
     if not source.is_dir():
@@ -103,7 +103,7 @@ def test_shipped_decks_are_what_the_converter_writes(variant: str) -> None:
 
 
 def test_deck_parts_are_disjoint_halves_of_the_deck() -> None:
-    from pipeline.openings import OpeningsError, load_deck
+    from pipeline.games.openings import OpeningsError, load_deck
 
     whole = load_deck("english")
     even, odd = load_deck("english", part="even"), load_deck("english", part="odd")

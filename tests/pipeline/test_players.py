@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.players import (
+from pipeline.games.players import (
     ChosenMove,
     PlayerSpec,
     PlayerSpecError,

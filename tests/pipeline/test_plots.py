@@ -8,7 +8,12 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from pipeline.plots import LadderRow, elo_ladder_plot, optimisation_history_plot, score_distribution_plot
+from pipeline.tracking.plots import (
+    LadderRow,
+    elo_ladder_plot,
+    optimisation_history_plot,
+    score_distribution_plot,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.cli import main
-from pipeline.report import ReportError, write_report
-from pipeline.stagectx import write_result
+from pipeline.cli.main import main
+from pipeline.games.stage import write_result
+from pipeline.job.report import ReportError, write_report
 
 
 def _level(number: int, elo: float, target: float) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from pipeline.config import RunConfig
-from pipeline.distributed import InProcessExecutor
-from pipeline.match import play_batch
-from pipeline.records import GAMES_SCHEMA, TIMING_COLUMNS
-from pipeline.selfplay import RunFolderError, opening_schedule, plan_batches, run_selfplay
-from pipeline.storage import batch_path, read_games
+from pipeline.config.run_config import RunConfig
+from pipeline.games.executor import InProcessExecutor
+from pipeline.games.match import play_batch
+from pipeline.games.records import GAMES_SCHEMA, TIMING_COLUMNS
+from pipeline.games.selfplay import RunFolderError, opening_schedule, plan_batches, run_selfplay
+from pipeline.games.storage import batch_path, read_games
 
 
 def test_plan_covers_every_game_once(smoke_config: RunConfig) -> None:
@@ -25,7 +25,7 @@ def test_plan_covers_every_game_once(smoke_config: RunConfig) -> None:
 
 
 def test_opening_schedule_uses_the_whole_deck_before_repeating() -> None:
-    from pipeline.openings import load_deck
+    from pipeline.games.openings import load_deck
 
     deck = load_deck("english")
     order = opening_schedule(deck, 7, 2 * len(deck))

@@ -36,8 +36,8 @@ def test_a_calibrated_profile_loads_and_names_its_experiment(variant: str) -> No
 def test_the_experiment_config_is_the_one_the_profile_came_from(variant: str) -> None:
     """The write-up's config.toml hashes to the profile's recorded config hash, so the command in the
     write-up reproduces the shipped run (keys added later, such as seed_scheme = 1, keep the hash)."""
-    import pipeline.jobconfig  # noqa: F401 - registers the main job's sections
-    from pipeline.config import load_config
+    import pipeline.config.job_sections  # noqa: F401 - registers the main job's sections
+    from pipeline.config.run_config import load_config
 
     profile = load_profile(REPO / "configs" / "profiles" / f"{variant}.json", variant)
     match = re.search(r"experiments/(\S+?)/", profile.provenance.description)

@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from pipeline.match import make_batch_spec, play_batch
-from pipeline.openings import load_deck
-from pipeline.records import GAMES_SCHEMA
-from pipeline.storage import (
+from pipeline.games.match import make_batch_spec, play_batch
+from pipeline.games.openings import load_deck
+from pipeline.games.records import GAMES_SCHEMA
+from pipeline.games.storage import (
     batch_path,
     finished_batches,
     open_dataset,
@@ -85,7 +85,7 @@ def test_finished_batches_checks_row_counts(tmp_path: Path, batches: list[pa.Tab
 
 
 def test_positions_dataset_roundtrip(tmp_path: Path) -> None:
-    from pipeline.records import POSITIONS_SCHEMA, POSITIONS_SCHEMA_VERSION, positions_table
+    from pipeline.games.records import POSITIONS_SCHEMA, POSITIONS_SCHEMA_VERSION, positions_table
 
     rows = [
         {"schema_version": POSITIONS_SCHEMA_VERSION, "run_id": "run", "game_id": g, "variant": "english",

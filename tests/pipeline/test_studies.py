@@ -26,9 +26,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from pipeline.config import parse_config
-from pipeline.config_tracking import OptunaSection, optuna_section
-from pipeline.studies import (
+from pipeline.config.run_config import parse_config
+from pipeline.config.tracking_sections import OptunaSection, optuna_section
+from pipeline.tuning.studies import (
     ParamSpec,
     StorageUnavailable,
     StudyError,

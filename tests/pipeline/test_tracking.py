@@ -12,9 +12,9 @@ from pathlib import Path
 import mlflow
 import pytest
 
-from pipeline.config import parse_config
-from pipeline.config_tracking import MlflowSection, mlflow_section
-from pipeline.tracking import (
+from pipeline.config.run_config import parse_config
+from pipeline.config.tracking_sections import MlflowSection, mlflow_section
+from pipeline.tracking.mlflow_log import (
     LOG_NAME,
     MlflowTracker,
     NullTracker,
@@ -226,7 +226,7 @@ def test_lost_server_mid_run_keeps_run_going_and_log_replays(
     srv.start()
     try:
         tracker = _tracker(tmp_path, srv.uri)
-        caplog.set_level(logging.WARNING, logger="pipeline.tracking")
+        caplog.set_level(logging.WARNING, logger="pipeline.tracking.mlflow_log")
         with tracker.start_study("study-a", params={"n_trials": 4}):
             for number in range(4):
                 if number == 2:
@@ -238,7 +238,8 @@ def test_lost_server_mid_run_keeps_run_going_and_log_replays(
     finally:
         srv.stop()
     assert tracker.failed
-    warnings = [r for r in caplog.records if r.name == "pipeline.tracking" and r.levelno == logging.WARNING]
+    warnings = [r for r in caplog.records
+                if r.name == "pipeline.tracking.mlflow_log" and r.levelno == logging.WARNING]
     assert len(warnings) == 1 and srv.uri in warnings[0].getMessage()
     summary = tracker.summary()
     assert summary.startswith("tracking FAILED") and "replay" in summary and str(tracker.log_path) in summary

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.distributed import InProcessExecutor
-from pipeline.jobconfig import TuneSection
-from pipeline.openings import load_deck
-from pipeline.players import inline_spec
-from pipeline.stagectx import StageContext, trial_slot
-from pipeline.studies import ask_trial, open_study
-from pipeline.tracking import NullTracker
-from pipeline.tune import confirm, run_tune, search_space, seed_weights, tuned_weights
+from pipeline.config.job_sections import TuneSection
+from pipeline.games.executor import InProcessExecutor
+from pipeline.games.openings import load_deck
+from pipeline.games.players import inline_spec
+from pipeline.games.stage import StageContext, trial_slot
+from pipeline.tracking.mlflow_log import NullTracker
+from pipeline.tuning.studies import ask_trial, open_study
+from pipeline.tuning.weights import confirm, run_tune, search_space, seed_weights, tuned_weights
 
 SMALL = TuneSection(weights="advance=0:10, back_rank=4, center_king", pairs=2, step_pairs=1, max_depth=1,
                     node_budget=500, sprt_step_pairs=1, sprt_max_pairs=3, sprt_min_pairs=1)
@@ -91,8 +91,8 @@ def test_texel_fit_recovers_known_weights() -> None:
 
     from engine.features import FEATURE_INDEX, N_FEATURES, default_weights
     from engine.variants import get_variant
-    from pipeline.jobconfig import parse_weight_ranges
-    from pipeline.texel import fit_texel
+    from pipeline.config.job_sections import parse_weight_ranges
+    from pipeline.tuning.texel import fit_texel
 
     rng = np.random.default_rng(3)
     base = default_weights(get_variant("english"))
@@ -108,8 +108,8 @@ def test_texel_fit_recovers_known_weights() -> None:
 
 
 def test_texel_positions_come_from_real_games(tmp_path: Path) -> None:
-    from pipeline.matchplan import Pairing
-    from pipeline.texel import positions_from_games
+    from pipeline.games.pairings import Pairing
+    from pipeline.tuning.texel import positions_from_games
 
     table = _ctx(tmp_path).play("ladder", [Pairing("random", "random", 1)])
     x, y = positions_from_games(table, "english", 1000, 1)

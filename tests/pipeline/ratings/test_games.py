@@ -110,7 +110,7 @@ def test_selfplay_schema_first_mover_from_variant_and_run_scoped_pairs() -> None
 
 
 def test_defaults_match_the_selfplay_games_schema() -> None:
-    from pipeline.records import GAMES_SCHEMA
+    from pipeline.games.records import GAMES_SCHEMA
 
     for column in ("white_player", "black_player", "result_white", "pair_id", "variant", "run_id"):
         assert column in GAMES_SCHEMA.names, column

@@ -1,0 +1,398 @@
+"""Run configuration: a TOML file read into frozen dataclasses, validated strictly.
+
+Each section is a frozen dataclass whose fields carry their own rules in ``field(metadata=...)``
+(made by :func:`setting`): a range or a check, a one-line doc, and whether the value changes
+what the run computes (``hashed``). That one declaration drives parsing, validation, defaults,
+the config hash and the docs, so a later stage ([tune], [calibrate], [ladder], [mlflow],
+[optuna]) adds itself by declaring one dataclass and calling :func:`register_section`.
+
+Anything unknown, mistyped or out of range raises :class:`ConfigError` naming the file, the key
+path and the value; nothing is clamped or guessed. The config hash (sha256 of the canonical JSON
+of the hashed fields) is the run id when ``[run].id`` is not given, so the same experiment gets
+the same id wherever and however it runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.variants import get_variant
+from pipeline.games.openings import DECK_PARTS
+from pipeline.games.players import PlayerSpecError, parse_player_spec
+
+CONFIG_SCHEMA_VERSION = 1
+
+Check = Callable[[Any], str | None]  # returns an error message, or None when the value is fine
+
+
+class ConfigError(ValueError):
+    """A run config that fails validation; the message names file, key path and value."""
+
+
+_NO_LEGACY = object()  # sentinel: the key has no legacy value (None can be one)
+
+
+def setting(
+    default: Any = dataclasses.MISSING,
+    *,
+    doc: str,
+    check: Check | None = None,
+    hashed: bool = True,
+    added_later: bool = False,
+    legacy: Any = _NO_LEGACY,
+) -> Any:
+    """Declare one config key: its default (omit for required), doc, check and hash role.
+
+    ``legacy``: a key introduced after configs were already in use; while it has this value (the
+    behaviour before the key existed) it stays out of the config hash, so existing run folders
+    keep their ids and resume. ``added_later`` is the common case ``legacy = default``; a key
+    whose default changes behaviour names the old value instead, and the old configs write it out.
+    """
+    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed}
+    if added_later and legacy is not _NO_LEGACY:
+        raise ValueError("give added_later or legacy, not both")
+    if added_later:
+        meta["legacy"] = default
+    elif legacy is not _NO_LEGACY:
+        meta["legacy"] = legacy
+    return field(default=default, metadata=meta)
+
+
+# ---- reusable checks -------------------------------------------------------------------------
+
+
+def one_of(*allowed: Any) -> Check:
+    return lambda v: None if v in allowed else f"must be one of {', '.join(map(str, allowed))}"
+
+
+def at_least(low: float) -> Check:
+    return lambda v: None if v >= low else f"must be >= {low}"
+
+
+def between(low: float, high: float) -> Check:
+    return lambda v: None if low <= v <= high else f"must be in [{low}, {high}]"
+
+
+MAX_GAMES = 100_000_000  # far beyond any run; keeps a typo from planning forever
+
+
+def even_positive(v: int) -> str | None:
+    if 0 < v <= MAX_GAMES and v % 2 == 0:
+        return None
+    return f"must be a positive even number <= {MAX_GAMES:,} (games come in colour-swapped pairs)"
+
+
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def identifier(v: str) -> str | None:
+    if _ID_RE.fullmatch(v):
+        return None
+    return "must be 1-64 characters of letters, digits, '.', '_', '-' (safe in a path)"
+
+
+def non_empty(v: str) -> str | None:
+    return None if v.strip() else "must not be empty"
+
+
+def deck_part_problem(v: str) -> str | None:
+    """None when ``v`` names a deck part, else what is wrong."""
+
+    return None if v in DECK_PARTS else f"must be one of {', '.join(DECK_PARTS)}"
+
+
+def known_variant(v: str) -> str | None:
+
+    try:
+        get_variant(v)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def player_spec(v: str) -> str | None:
+
+    try:
+        parse_player_spec(v)
+    except PlayerSpecError as err:
+        return str(err)
+    return None
+
+
+# ---- sections --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """[run]: identity, master seed and where results go."""
+
+    name: str = setting("run", doc="human name of the run; prefix of the generated run id", check=identifier)
+    id: str | None = setting(
+        None, doc="explicit run id (default: <name>-<first 12 hex of the config hash>)", check=identifier,
+        hashed=False,
+    )
+    seed: int = setting(0, doc="master seed; every batch and game seed derives from it", check=at_least(0))
+    output_root: str = setting("runs", doc="folder holding <run_id>/ result folders", check=non_empty,
+                               hashed=False)
+
+
+@dataclass(frozen=True)
+class SelfplaySection:
+    """[selfplay]: who plays whom, how many games, in what chunks."""
+
+    variant: str = setting(doc="variant name (english, suicide, brazilian, russian, international)",
+                           check=known_variant)
+    player_a: str = setting(doc="player spec of side A: 'random', LEVEL or FILE.json:LEVEL",
+                            check=player_spec)
+    player_b: str = setting(doc="player spec of side B", check=player_spec)
+    games: int = setting(doc="total games (even: colour-swapped pairs)", check=even_positive)
+    batch_size: int = setting(20, doc="games per task and per Parquet file (even)", check=even_positive)
+    ply_cap: int = setting(400, doc="adjudicate a draw after this many plies", check=between(1, 100_000))
+    include_lost_openings: bool = setting(
+        False, doc="also play openings flagged as lost for one side (english deck)")
+    deck_part: str = setting("all", doc="openings used: 'all', or the 'even' / 'odd' positions of the deck "
+                                        "(disjoint halves, e.g. calibrate on one and check on the other)",
+                             check=lambda v: deck_part_problem(v))
+    max_in_flight: int = setting(
+        0, doc="tasks submitted at once (0: twice the cluster's CPUs)", check=at_least(0), hashed=False)
+
+
+@dataclass(frozen=True)
+class RaySection:
+    """[ray]: where tasks run. Never affects results, so never hashed."""
+
+    address: str | None = setting(
+        None, doc="cluster address ('auto', 'HOST:PORT'); default RAY_ADDRESS or a private local Ray",
+        check=non_empty, hashed=False)
+    num_cpus: int | None = setting(None, doc="CPUs of the private local Ray (default: all cores)",
+                                   check=at_least(1), hashed=False)
+    node_ip_address: str | None = setting(
+        None, doc="node address of the private local Ray (e.g. 127.0.0.2 to stay on loopback)",
+        check=non_empty, hashed=False)
+    in_process: bool = setting(False, doc="run batches in the driver process, without Ray", hashed=False)
+
+
+#: name -> dataclass of every known section; later stages add theirs with register_section.
+SECTIONS: dict[str, type] = {}
+#: sections that must be present in every file
+REQUIRED_SECTIONS: set[str] = set()
+
+
+def register_section(name: str, cls: type, *, required: bool = False) -> None:
+    """Make ``[name]`` a known section read into the frozen dataclass ``cls``."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"section {name!r}: {cls!r} is not a dataclass")
+    SECTIONS[name] = cls
+    if required:
+        REQUIRED_SECTIONS.add(name)
+
+
+register_section("run", RunSection)
+register_section("selfplay", SelfplaySection)
+register_section("ray", RaySection)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run config: one frozen dataclass per section present (or defaulted)."""
+
+    sections: Mapping[str, Any]
+    source: str = "<memory>"
+
+    def section(self, name: str) -> Any:
+        """The dataclass of section ``[name]``; ConfigError if the file has no such section."""
+        try:
+            return self.sections[name]
+        except KeyError:
+            raise ConfigError(f"{self.source}: missing section [{name}]") from None
+
+    @property
+    def run(self) -> RunSection:
+        return typing.cast(RunSection, self.section("run"))
+
+    @property
+    def selfplay(self) -> SelfplaySection:
+        return typing.cast(SelfplaySection, self.section("selfplay"))
+
+    @property
+    def ray(self) -> RaySection:
+        return typing.cast(RaySection, self.section("ray"))
+
+    def to_dict(self, *, hashed_only: bool = False) -> dict[str, dict[str, Any]]:
+        """Plain nested dict of the config (only result-affecting keys when ``hashed_only``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.sections):
+            obj = self.sections[name]
+            values = {
+                f.name: getattr(obj, f.name)
+                for f in dataclasses.fields(obj)
+                if not hashed_only or (f.metadata.get("hashed", True) and not _hash_exempt(f, obj))
+            }
+            if values or not hashed_only:
+                out[name] = values
+        return out
+
+    def config_hash(self) -> str:
+        """sha256 hex of the canonical JSON of the result-affecting settings."""
+        payload = {"schema": CONFIG_SCHEMA_VERSION, "config": self.to_dict(hashed_only=True)}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @property
+    def run_id(self) -> str:
+        run = self.sections["run"]
+        return run.id if run.id else f"{run.name}-{self.config_hash()[:12]}"
+
+    def replace(self, section: str, **changes: Any) -> RunConfig:
+        """A copy with some keys of one section changed, validated like file input."""
+        raw = self.to_dict()
+        raw.setdefault(section, {}).update(changes)
+        return parse_config(raw, source=self.source)
+
+
+def _hash_exempt(f: dataclasses.Field[Any], obj: Any) -> bool:
+    """True when a hashed key has its legacy value and so stays out of the hash (:func:`setting`)."""
+    return "legacy" in f.metadata and bool(getattr(obj, f.name) == f.metadata["legacy"])
+
+
+# ---- parsing ---------------------------------------------------------------------------------
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _check_type(value: Any, tp: Any) -> bool:
+    """Whether a TOML value has the declared type (bool is not an int; an int is a float)."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_check_type(value, arg) for arg in typing.get_args(tp))
+    if tp is type(None):
+        return value is None
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    raise TypeError(f"unsupported config field type {tp!r}")
+
+
+def _describe(tp: Any) -> str:
+    args = typing.get_args(tp)
+    if args:
+        return " or ".join("none" if a is type(None) else _type_name(a) for a in args if a is not type(None))
+    return _type_name(tp)
+
+
+def _parse_section(name: str, cls: type, raw: Any, source: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [{name}] must be a table, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key {name}.{unknown[0]} = {raw[unknown[0]]!r}; "
+            f"known keys of [{name}]: {', '.join(fields)}"
+        )
+    values: dict[str, Any] = {}
+    for key, f in fields.items():
+        path = f"{name}.{key}"
+        if key not in raw:
+            if f.default is dataclasses.MISSING:
+                raise ConfigError(f"{source}: missing required key {path} ({f.metadata.get('doc', '')})")
+            values[key] = f.default
+            continue
+        value = raw[key]
+        tp = hints[key]
+        if not _check_type(value, tp):
+            raise ConfigError(
+                f"{source}: {path} = {value!r}: expected {_describe(tp)}, got {type(value).__name__}"
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{source}: {path} = {value!r}: must be a finite number")
+        check = f.metadata.get("check")
+        if check is not None and value is not None:
+            problem = check(value)
+            if problem:
+                raise ConfigError(f"{source}: {path} = {value!r}: {problem}")
+        values[key] = value
+    return cls(**values)
+
+
+def parse_config(raw: Mapping[str, Any], *, source: str = "<memory>") -> RunConfig:
+    """Validate a nested mapping (as read from TOML) into a :class:`RunConfig`."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{source}: config must be a table, got {raw!r}")
+    unknown = sorted(set(raw) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown section [{unknown[0]}]; known sections: {', '.join(sorted(SECTIONS))}"
+        )
+    missing = sorted(REQUIRED_SECTIONS - set(raw))
+    if missing:
+        raise ConfigError(f"{source}: missing required section [{missing[0]}]")
+    sections: dict[str, Any] = {}
+    for name, cls in SECTIONS.items():
+        if name in raw:
+            sections[name] = _parse_section(name, cls, raw[name], source)
+        elif name in ("run", "ray"):
+            sections[name] = _parse_section(name, cls, {}, source)  # all keys have defaults
+    return RunConfig(sections=sections, source=source)
+
+
+#: Run configs are a few KB. Larger files are refused before parsing: Python's TOML parser takes
+#: time quadratic in a dotted key's length (4 s for one 100 KB key here).
+MAX_CONFIG_BYTES = 32 * 1024
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a TOML run config file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()  # bytes: read_text would turn a bare CR into a newline
+    except (OSError, ValueError) as err:  # ValueError: a NUL byte in the path
+        name = str(p) if str(p).isprintable() else repr(str(p))
+        raise ConfigError(f"{name[:300]}: cannot read config: {getattr(err, 'strerror', None) or err}"
+                          ) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: {len(data):,} bytes: a run config may be at most {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {err.start}): TOML files are UTF-8") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: invalid TOML: values nested too deeply") from None
+    except ValueError as err:  # e.g. an integer beyond Python's digit limit
+        raise ConfigError(f"{p}: invalid TOML value: {err}") from None
+    return parse_config(raw, source=str(p))
+
+
+def describe_sections() -> str:
+    """Markdown table of every registered key: section, key, type, default, doc (for docs/--help)."""
+    lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, cls in SECTIONS.items():
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            default = "required" if f.default is dataclasses.MISSING else repr(f.default)
+            doc = f.metadata.get("doc", "").replace("|", "\\|")  # a bare | would end the cell
+            lines.append(f"| {name}.{f.name} | {_describe(hints[f.name])} | {default} | {doc} |")
+    return "\n".join(lines)

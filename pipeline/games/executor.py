@@ -1,0 +1,190 @@
+"""Fan batches out to Ray tasks (the ONLY module that imports ray) or run them in-process.
+
+Both executors have one interface: ``run(specs)`` yields ``(spec, table)`` as batches finish,
+in completion order, so the driver can write each file the moment it arrives. The Ray executor
+keeps at most ``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
+worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
+and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
+per batch, so a retried batch reproduces and overwrites its own result: nothing counts twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from pipeline.games.match import BatchSpec, play_batch
+
+BatchFn = Callable[[BatchSpec], pa.Table]
+
+
+class BatchFailedError(RuntimeError):
+    """A batch raised inside its task: a bug or a broken worker setup, not a lost worker."""
+
+
+class Executor(Protocol):
+    """Runs batches somewhere and yields them as they finish."""
+
+    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def batches_by_node(self) -> dict[str, int]: ...
+
+
+class InProcessExecutor:
+    """Plays batches one after another in this process (tests, small matches, overhead baseline)."""
+
+    description = "in-process"
+
+    def __init__(self, batch_fn: BatchFn = play_batch) -> None:
+        self._batch_fn = batch_fn
+        self.batches_by_node: dict[str, int] = {}
+
+    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
+        for spec in specs:
+            yield spec, self._batch_fn(spec)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """How to reach Ray and how hard to retry."""
+
+    address: str | None = None  # None: RAY_ADDRESS if set, else a private local instance
+    num_cpus: int | None = None  # private local instance only; None = all cores
+    node_ip_address: str | None = None  # private local instance only (tests: a loopback address)
+    max_in_flight: int = 0  # 0: twice the cluster's CPUs
+    max_retries: int = 3  # Ray-level retries of a task whose worker died
+    resubmits: int = 2  # driver-level resubmissions after Ray's retries are exhausted
+    quiet: bool = True
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast (ConnectionError) when a HOST:PORT address does not answer: ray.init would hang."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return  # 'auto', 'ray://...', ... : let Ray resolve it
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as err:
+        raise ConnectionError(f"cannot reach the Ray cluster at {address!r}: {err}") from None
+
+
+def resolve_address(explicit: str | None) -> str | None:
+    """--address / config wins, then RAY_ADDRESS; None means start a private local Ray."""
+    return explicit or os.environ.get("RAY_ADDRESS") or None
+
+
+class RayExecutor:
+    """Runs each batch as one Ray task; the driver consumes results as they complete."""
+
+    def __init__(self, options: RayOptions | None = None, batch_fn: BatchFn = play_batch) -> None:
+        import ray
+
+        self._ray: Any = ray  # ray's API is only partly typed
+        self.options = options or RayOptions()
+        address = resolve_address(self.options.address)
+        self._started_here = not ray.is_initialized()
+        if self._started_here:
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "logging_level": logging.WARNING if self.options.quiet else logging.INFO,
+                "log_to_driver": not self.options.quiet,
+                "configure_logging": True,
+            }
+            if address is None:
+                # "local" always starts a private instance, even if a `ray start` cluster exists.
+                kwargs["address"] = "local"
+                kwargs["num_cpus"] = self.options.num_cpus or os.cpu_count() or 1
+                if self.options.node_ip_address:
+                    kwargs["_node_ip_address"] = self.options.node_ip_address
+            else:
+                check_reachable(address)
+                kwargs["address"] = address
+            ray.init(**kwargs)
+        self.address = address or "local"
+        self._remote = ray.remote(_run_batch).options(
+            max_retries=self.options.max_retries,
+            retry_exceptions=[ray.exceptions.WorkerCrashedError],
+        )
+        self._batch_fn = batch_fn
+        #: finished batches per node address (where the work ran; shown in the CLI summary)
+        self.batches_by_node: dict[str, int] = {}
+
+    @property
+    def description(self) -> str:
+        cpus = int(self._ray.cluster_resources().get("CPU", 0))
+        return f"ray ({self.address}, {cpus} CPUs)"
+
+    def in_flight_limit(self) -> int:
+        if self.options.max_in_flight > 0:
+            return self.options.max_in_flight
+        cpus = int(self._ray.cluster_resources().get("CPU", 1))
+        return max(1, 2 * cpus)
+
+    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
+        ray = self._ray
+        pending = iter(specs)
+        limit = self.in_flight_limit()
+        in_flight: dict[Any, tuple[BatchSpec, int]] = {}  # object ref -> (spec, attempts)
+
+        def submit(spec: BatchSpec, attempt: int) -> None:
+            in_flight[self._remote.remote(self._batch_fn, spec)] = (spec, attempt)
+
+        for spec in pending:
+            submit(spec, 0)
+            if len(in_flight) >= limit:
+                break
+        while in_flight:
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ref = ready[0]
+            spec, attempt = in_flight.pop(ref)
+            try:
+                table, node = ray.get(ref)
+            except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
+                if attempt >= self.options.resubmits:
+                    raise
+                submit(spec, attempt + 1)  # same spec, same seeds, same file: safe to redo
+                continue
+            except ray.exceptions.RayTaskError as err:
+                raise BatchFailedError(f"batch {spec.batch_id} failed in its Ray task: {err}") from err
+            self.batches_by_node[node] = self.batches_by_node.get(node, 0) + 1
+            next_spec = next(pending, None)
+            if next_spec is not None:
+                submit(next_spec, 0)
+            yield spec, table
+
+    def close(self) -> None:
+        """Shut down Ray if this executor started the connection."""
+        if self._started_here and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def _run_batch(batch_fn: BatchFn, spec: BatchSpec) -> tuple[pa.Table, str]:
+    """Task body: play one batch and say on which node (module-level so Ray pickles it by name)."""
+    import ray
+
+    return batch_fn(spec), str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+
+
+def make_executor(
+    *, in_process: bool, options: RayOptions | None = None, batch_fn: BatchFn = play_batch
+) -> Executor:
+    """The in-process executor or a Ray executor (connected/started here)."""
+    if in_process:
+        return InProcessExecutor(batch_fn)
+    return RayExecutor(options, batch_fn)

@@ -1,0 +1,197 @@
+"""Play these pairings: the reusable match service of the ladder, tuning and calibration stages.
+
+A :class:`Pairing` is "A against B for pairs ``start .. start + pairs - 1``". The plan is a pure
+function of its inputs: pairing ``i``'s pair ``k`` lives in batch ``i * BATCH_STRIDE + k // bp``
+(``bp`` = pairs per batch), so batch ids and game ids are unique within a stage and do not move
+when a pairing is extended step by step (tuning steps, SPRT chunks). Pair ``k`` plays the
+``k``-th opening of the pairing's stream (``opening_schedule`` seeded from the run seed and the
+stream), both colours; two pairings with the same stream play the same openings in the same
+order, which is what paired comparisons across trials want (and the Wilcoxon pruner's steps).
+
+Player seeds derive from (run seed, batch id, game index). Batch ids restart at 0 in every stage,
+so under seed scheme 1 the game in one slot of two stages (a confirmation round and a validation
+round, say) shares its players' seeds. Seed scheme 2 (``[run] seed_scheme``, the default of new
+configs) also puts a hash of the stage name into the seeds, making stages independent by
+construction; scheme 1 stays so that runs recorded under it replay and resume unchanged.
+
+Each stage has its own folder ``<output_root>/<run_id>/<stage>/games/variant=<v>/batch-*.parquet``
+(``storage`` with ``run_id/stage`` as the run), written atomically batch by batch; a resumed
+stage skips complete batch files, so nothing is played or counted twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.games.executor import Executor
+from pipeline.games.match import BatchSpec, make_batch_spec
+from pipeline.games.openings import Opening
+from pipeline.games.records import GAMES_SCHEMA
+from pipeline.games.selfplay import opening_schedule
+from pipeline.games.storage import batch_path, finished_batches, remove_stale_temp_files, write_batch
+
+#: batch ids reserved per pairing: pairing i uses i * BATCH_STRIDE ... (at most this many batches)
+BATCH_STRIDE = 100_000
+_STREAM_TAG = 0x70616972  # "pair": spawn-key tag of the per-pairing opening streams
+#: seed schemes: 1 = (run seed, batch id, game index); 2 = also the stage name (see module docstring)
+SEED_SCHEMES = (1, 2)
+LEGACY_SEED_SCHEME = 1
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A against B: ``pairs`` colour-swapped pairs from pair ``start`` of opening stream ``stream``.
+
+    ``stream`` None means the pairing's index in the list.
+    """
+
+    a_spec: str
+    b_spec: str
+    pairs: int
+    start: int = 0
+    stream: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.pairs < 1 or self.start < 0:
+            raise ValueError(f"a pairing needs pairs >= 1 and start >= 0, got {self.pairs}, {self.start}")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a stage stands: games done (resumed ones included) of the total, speed, ETA."""
+
+    stage: str
+    games_done: int
+    games_total: int
+    games_per_second: float
+    eta_seconds: float | None
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def stage_run_id(run_id: str, stage: str) -> str:
+    """The storage 'run id' of a stage: its folder below the output root."""
+    return f"{run_id}/{stage}"
+
+
+def stage_seed(run_seed: int, stream: int) -> int:
+    """The opening-shuffle seed of ``stream``: a pure function of the run seed."""
+    seq = np.random.SeedSequence(run_seed, spawn_key=(_STREAM_TAG, stream))
+    return int(seq.generate_state(1, dtype=np.uint64)[0] & ((1 << 63) - 1))
+
+
+def seed_salt(stage: str, seed_scheme: int) -> int | None:
+    """The stage's part of its games' seeds: None under scheme 1, a 63-bit hash of ``stage`` under 2."""
+    if seed_scheme == 1:
+        return None
+    if seed_scheme == 2:
+        return int.from_bytes(hashlib.sha256(stage.encode("utf-8")).digest()[:8], "big") >> 1
+    raise ValueError(f"unknown seed scheme {seed_scheme!r}; known: {', '.join(map(str, SEED_SCHEMES))}")
+
+
+def plan_pairings(
+    run_id: str,
+    stage: str,
+    variant: str,
+    pairings: Sequence[Pairing],
+    run_seed: int,
+    batch_size: int,
+    ply_cap: int,
+    deck: Sequence[Opening],
+    seed_scheme: int = LEGACY_SEED_SCHEME,
+) -> list[BatchSpec]:
+    """Every batch of ``pairings``, in pairing then pair order (see the module docstring)."""
+    if batch_size < 2 or batch_size % 2:
+        raise ValueError(f"batch_size must be a positive even number, got {batch_size}")
+    salt = seed_salt(stage, seed_scheme)
+    bp = batch_size // 2
+    specs: list[BatchSpec] = []
+    for index, pairing in enumerate(pairings):
+        if pairing.start % bp:
+            raise ValueError(f"pairing {index} starts at pair {pairing.start}, "
+                             f"not a multiple of {bp} pairs per batch")
+        end = pairing.start + pairing.pairs
+        if (end - 1) // bp >= BATCH_STRIDE:
+            raise ValueError(f"pairing {index}: {end} pairs need more than {BATCH_STRIDE} batches")
+        stream = index if pairing.stream is None else pairing.stream
+        schedule = opening_schedule(list(deck), stage_seed(run_seed, stream), end)
+        for first in range(pairing.start, end, bp):
+            last = min(first + bp, end)
+            batch_id = index * BATCH_STRIDE + first // bp
+            specs.append(make_batch_spec(
+                run_id=stage_run_id(run_id, stage), batch_id=batch_id, variant=variant,
+                player_a=pairing.a_spec, player_b=pairing.b_spec, run_seed=run_seed,
+                first_game_id=batch_id * batch_size,
+                openings=[(o.id, o.fen) for o in schedule[first:last]], ply_cap=ply_cap, seed_salt=salt,
+            ))
+    return specs
+
+
+def pair_index(game_id: int, batch_size: int) -> tuple[int, int]:
+    """(pairing index, pair number within the pairing) of a game of a planned stage."""
+    batch_id, offset = divmod(game_id, batch_size)
+    pairing, batch_in_pairing = divmod(batch_id, BATCH_STRIDE)
+    return pairing, batch_in_pairing * (batch_size // 2) + offset // 2
+
+
+def play_pairings(
+    executor: Executor,
+    output_root: str | Path,
+    run_id: str,
+    stage: str,
+    variant: str,
+    pairings: Sequence[Pairing],
+    run_seed: int,
+    batch_size: int,
+    ply_cap: int,
+    deck: Sequence[Opening],
+    progress: ProgressFn | None = None,
+    seed_scheme: int = LEGACY_SEED_SCHEME,
+) -> pa.Table:
+    """Play every unfinished batch of the plan, write each atomically, return all its games.
+
+    Complete batch files from an earlier (killed) driver are kept and read back, not replayed.
+    Rows come back sorted by game id.
+    """
+    specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck, seed_scheme)
+    storage_id = stage_run_id(run_id, stage)
+    remove_stale_temp_files(output_root, storage_id)
+    expected = {s.batch_id: s.n_games for s in specs}
+    done = finished_batches(output_root, storage_id, variant, expected_rows=expected)
+    todo = [s for s in specs if s.batch_id not in done]
+    total = sum(expected.values())
+    resumed = sum(expected[b] for b in done)
+    played = 0
+    started = time.perf_counter()
+    if progress is not None and not todo:
+        progress(Progress(stage, resumed, total, 0.0, 0.0))
+    for spec, table in executor.run(todo):
+        write_batch(table, output_root, storage_id, variant, spec.batch_id)
+        played += table.num_rows
+        if progress is not None:
+            elapsed = time.perf_counter() - started
+            rate = played / elapsed if elapsed > 0 else 0.0
+            left = total - resumed - played
+            progress(Progress(stage, resumed + played, total, rate, left / rate if rate > 0 else None))
+    return read_stage_batches(output_root, run_id, stage, variant, [s.batch_id for s in specs])
+
+
+def read_stage_batches(
+    output_root: str | Path, run_id: str, stage: str, variant: str, batch_ids: Sequence[int]
+) -> pa.Table:
+    """The games of the given batch files of a stage, sorted by game id."""
+    storage_id = stage_run_id(run_id, stage)
+    tables = [pq.read_table(batch_path(output_root, storage_id, variant, b), schema=GAMES_SCHEMA)
+              for b in batch_ids]
+    if not tables:
+        return GAMES_SCHEMA.empty_table()
+    return pa.concat_tables(tables).sort_by("game_id")

@@ -1,0 +1,117 @@
+"""What every stage of the main job shares: where games go, how they are played, trial slots.
+
+:class:`StageContext` bundles the executor, the run folder and the match settings so stages call
+``ctx.play(stage, pairings)``. :func:`trial_slot` gives a trial its *slot*: its own number, or,
+for a retry that ``pipeline.tuning.studies`` enqueued after a killed driver, the slot of the trial it
+retries. Stage folders and player names use the slot, so a retried trial finds the batches its
+killed predecessor finished and replays none of them (the failed trial itself counts nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.games.executor import Executor
+from pipeline.games.openings import Opening
+from pipeline.games.pairings import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
+from pipeline.games.storage import atomic_write_bytes
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """The run-wide settings of stage games."""
+
+    executor: Executor
+    output_root: Path
+    run_id: str
+    variant: str
+    run_seed: int
+    batch_size: int
+    ply_cap: int
+    deck: tuple[Opening, ...]
+    progress: ProgressFn | None = None
+    seed_scheme: int = LEGACY_SEED_SCHEME  # the run's [run] seed_scheme (see pipeline.games.pairings)
+
+    @property
+    def run_folder(self) -> Path:
+        return self.output_root / self.run_id
+
+    def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
+        """Play (or read back) the games of ``pairings`` in stage folder ``stage``."""
+        return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
+                             self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
+                             self.seed_scheme)
+
+
+def trial_slot(study: Any, trial: Any) -> int:
+    """The slot of ``trial``: inherited from the trial it retries, else its own number."""
+    retry_of = trial.user_attrs.get("retry_of") if hasattr(trial, "user_attrs") else None
+    slot = trial.number
+    if retry_of is not None:
+        for old in study.get_trials(deepcopy=False):
+            if old.number == int(retry_of):
+                slot = int(old.user_attrs.get("slot", old.number))
+                break
+    trial.set_user_attr("slot", slot)
+    return int(slot)
+
+
+def player_nodes_per_move(table: pa.Table, player: str) -> float:
+    """Mean search nodes per move that ``player`` made (moves without a search count 0); games
+    ``player`` did not play are ignored."""
+    rows = table.select(["white_player", "black_player", "white_nodes", "black_nodes", "plies",
+                         "opening_fen"]).to_pylist()
+    nodes = moves = 0
+    for row in rows:
+        white = row["white_player"] == player
+        if not white and row["black_player"] != player:
+            continue
+        nodes += row["white_nodes"] if white else row["black_nodes"]
+        white_first = row["opening_fen"][:1].upper() == "W"
+        plies = int(row["plies"])
+        moves += (plies + 1) // 2 if white == white_first else plies // 2
+    return nodes / moves if moves else 0.0
+
+
+def win_score_summary(scores: Sequence[int]) -> dict[str, Any]:
+    """Count and quantiles of product scores (``winner_score``) of some wins."""
+    if not scores:
+        return {"wins": 0, "mean": None, "p10": None, "median": None, "p90": None, "max": None}
+    arr = np.asarray(scores, dtype=np.float64)
+    return {"wins": len(scores), "mean": float(arr.mean()), "p10": float(np.quantile(arr, 0.1)),
+            "median": float(np.median(arr)), "p90": float(np.quantile(arr, 0.9)), "max": float(arr.max())}
+
+
+def wins_against(table: pa.Table, player: str) -> list[int]:
+    """``winner_score`` of every game that ``player`` lost (what its opponents scored)."""
+    rows = table.select(["winner", "white_player", "black_player", "winner_score"]).to_pylist()
+    out = []
+    for row in rows:
+        if row["winner"] is None:
+            continue
+        winner = row["white_player"] if row["winner"] == "white" else row["black_player"]
+        if winner != player and player in (row["white_player"], row["black_player"]):
+            out.append(int(row["winner_score"]))
+    return out
+
+
+def write_result(path: Path, data: Mapping[str, Any]) -> None:
+    """Atomically write a stage's result JSON (no NaN: JSON has none)."""
+
+    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_result(path: Path) -> dict[str, Any] | None:
+    """A stage's result JSON, or None when the stage has not finished."""
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

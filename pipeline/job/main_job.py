@@ -1,0 +1,342 @@
+"""The main job: ladder (if missing), tune, calibrate, export, report - resumable, tracked.
+
+Before any game: the config is validated (including cross-key checks), the run folder is
+checked (another config's folder is refused; ``run`` needs ``--resume`` to continue its own),
+MLflow and the Optuna storage are checked reachable. Then each stage skips what is already
+done: complete batch files, finished trials (studies resume by name), stage result files.
+
+MLflow layout (:mod:`pipeline.tracking.mlflow_log`): experiment per variant; one parent run per study
+(``<base>-ladder``, ``<base>-tune``, ``<base>-calibrate-<level>``) with a child run per trial;
+and a summary run ``<base>`` with the per-level metrics, the exported profile, the report and
+the Parquet location. ``<base>`` is ``[optuna].study_name`` or the run id. The summary run's id
+goes into the profile's provenance and into ``<run folder>/tracking.json``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.variants import get_variant
+from pipeline.calibration.levels import run_calibrate
+from pipeline.config.job_sections import (
+    LEVELS,
+    calibrate_section,
+    export_section,
+    job,
+    ladder_section,
+    tune_section,
+)
+from pipeline.config.run_config import ConfigError, RunConfig, load_config
+from pipeline.config.tracking_sections import mlflow_section, optuna_section
+from pipeline.games.executor import RayOptions, make_executor
+from pipeline.games.openings import load_deck
+from pipeline.games.pairings import Progress
+from pipeline.games.selfplay import check_run_folder, manifest
+from pipeline.games.stage import StageContext, read_result
+from pipeline.games.storage import write_json
+from pipeline.job.export import current_bench_signature, export_run
+from pipeline.job.report import write_report
+from pipeline.job.validate import validate_job
+from pipeline.ladder.reference import ensure_ladder, ladder_summary
+from pipeline.tracking.mlflow_log import check_reachable, level_metrics, make_tracker, metric_name
+from pipeline.tracking.plots import LadderRow, elo_ladder_plot
+from pipeline.tuning.studies import check_storage, open_study, quiet_optuna, wilcoxon_pruner
+from pipeline.tuning.weights import run_tune, tuned_weights
+
+STAGES = ("ladder", "tune", "calibrate", "export", "report")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Command-line overrides and switches of a job verb."""
+
+    output: str | None = None
+    resume: bool = False
+    address: str | None = None
+    storage: str | None = None
+    tracking_uri: str | None = None
+    in_process: bool = False
+    progress: bool = True
+
+
+@dataclass
+class JobSummary:
+    """What a job did, for the final summary."""
+
+    run_id: str
+    run_folder: Path
+    seconds: float = 0.0
+    lines: list[str] = field(default_factory=list)
+    level_table: str = ""
+    profile: Path | None = None
+    tracking: str = ""
+
+
+class ProgressPrinter:
+    """Progress on stderr: one rewritten line on a terminal, a line every few seconds otherwise."""
+
+    def __init__(self, enabled: bool, every: float = 5.0) -> None:
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.every = every
+        self._last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = p.games_done >= p.games_total
+        if not final and now - self._last < (0.5 if self.tty else self.every):
+            return
+        self._last = now
+        eta = "-" if p.eta_seconds is None else f"{p.eta_seconds:.0f}s"
+        text = (f"[{p.stage}] {p.games_done}/{p.games_total} games, {p.games_per_second:.1f} games/s, "
+                f"ETA {eta}")
+        if self.tty:
+            print(f"\r{text}\033[K", end="\n" if final else "", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def log(self, text: str) -> None:
+        if self.enabled:
+            print(text, file=sys.stderr, flush=True)
+
+
+def load_job_config(path: str, opts: JobOptions) -> RunConfig:
+    """The config file with command-line overrides applied (validated like the file)."""
+    config = load_config(path)
+    job(config)  # [job] is required by every job verb: a clean ConfigError when missing
+    if opts.output:
+        config = config.replace("run", output_root=opts.output)
+    if opts.address:
+        config = config.replace("ray", address=opts.address)
+    if opts.storage:
+        config = config.replace("optuna", storage=opts.storage)
+    if opts.tracking_uri:
+        config = config.replace("mlflow", tracking_uri=opts.tracking_uri)
+    return config
+
+
+def _check_folder(config: RunConfig, opts: JobOptions, full_run: bool) -> None:
+    """``run`` needs --resume for its own folder; stage verbs add to it; other configs: refused."""
+
+    check_run_folder(config, resume=opts.resume or not full_run)
+
+
+def _write_manifest(config: RunConfig, folder: Path) -> None:
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "run.json", manifest(config))
+
+
+def study_base(config: RunConfig) -> str:
+    return optuna_section(config).study_name or config.run_id
+
+
+def _open_studies(config: RunConfig, storage: Any, folder: Path, names: list[str]) -> dict[str, Any]:
+
+    opt = optuna_section(config)
+    base = study_base(config)
+    out: dict[str, Any] = {}
+    for name in names:
+        if name == "tune":
+            pruner = (wilcoxon_pruner(opt.wilcoxon_p_threshold, opt.wilcoxon_startup_steps)
+                      if opt.pruner == "wilcoxon" else None)
+            out[name] = open_study(f"{base}-tune", storage, run_seed=config.run.seed, direction="maximize",
+                                   run_dir=folder, sampler=opt.sampler, n_startup_trials=opt.n_startup_trials,
+                                   pruner=pruner, max_retries=opt.max_retries)
+        else:
+            out[name] = open_study(f"{base}-calibrate-{name}", storage, run_seed=config.run.seed,
+                                   direction="minimize", run_dir=folder, sampler=opt.sampler,
+                                   n_startup_trials=opt.n_startup_trials, max_retries=opt.max_retries)
+    return out
+
+
+def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGES) -> JobSummary:
+    """Run ``stages`` of the main job for ``config`` (see the module docstring)."""
+    quiet_optuna()
+    started = time.perf_counter()
+    j = job(config)
+    validate_job(config, tuple(s for s in stages if s in ("ladder", "tune", "calibrate")))
+    variant = _canonical(j.variant)
+    deck = tuple(load_deck(variant, part=j.deck_part))
+    folder = Path(config.run.output_root) / config.run_id
+    full_run = stages == STAGES
+    _check_folder(config, opts, full_run)
+    printer = ProgressPrinter(opts.progress)
+    ml = mlflow_section(config)
+    uri = check_reachable(ml.tracking_uri, ml.check_timeout) if ml.enabled else None  # before any game
+    storage = check_storage(optuna_section(config).storage, folder)
+    printer.log(f"run {config.run_id}: measuring the bench signature")
+    signature = current_bench_signature()
+    tracker = make_tracker(enabled=ml.enabled, variant=variant, run_dir=folder,
+                           config_hash=config.config_hash(), bench_signature=signature, uri=uri,
+                           experiment=ml.experiment, check=False)
+    _write_manifest(config, folder)
+    summary = JobSummary(config.run_id, folder)
+    ray_cfg = config.ray
+    executor = make_executor(
+        in_process=opts.in_process or ray_cfg.in_process,
+        options=RayOptions(address=ray_cfg.address, num_cpus=ray_cfg.num_cpus,
+                           node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
+    printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
+    ctx = StageContext(executor, Path(config.run.output_root), config.run_id, variant, config.run.seed,
+                       j.batch_size, j.ply_cap, deck, printer, j.seed_scheme)
+    try:
+        _stages(config, ctx, stages, storage, tracker, signature, summary, printer)
+    finally:
+        executor.close()
+    summary.tracking = tracker.summary()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _canonical(variant: str) -> str:
+
+    return get_variant(variant).name
+
+
+def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, tracker: Any, signature: int,
+            summary: JobSummary, printer: ProgressPrinter) -> None:
+
+    j = job(config)
+    base = study_base(config)
+    ladder = None
+    if "ladder" in stages or "calibrate" in stages:
+        with tracker.start_study(f"{base}-ladder", params=_section_params(config, "ladder")):
+            ladder, source = ensure_ladder(
+                executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
+                section=ladder_section(config), run_seed=ctx.run_seed, batch_size=ctx.batch_size,
+                ply_cap=ctx.ply_cap, deck=ctx.deck, progress=ctx.progress, deck_part=j.deck_part,
+                seed_scheme=ctx.seed_scheme)
+            _log_ladder(tracker, ladder, ctx.run_folder)
+        summary.lines.append(f"{ladder_summary(ladder)} ({source})")
+        printer.log(summary.lines[-1])
+    if "tune" in stages:
+        section = tune_section(config)
+        if section is None:
+            if stages == ("tune",):
+
+                raise ConfigError(f"{config.source}: missing section [tune]")
+            summary.lines.append("tune: no [tune] section; the seed weights are used")
+        else:
+            _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
+    weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
+    if "calibrate" in stages:
+        _run_calibrate_stage(config, ctx, ladder, weights, storage, tracker, summary, printer)
+    if "export" in stages or "report" in stages:
+        params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
+        with tracker.start_study(base, params=params) as ref:
+            _write_tracking(ctx.run_folder, ref.run_id, getattr(tracker, "experiment", None))
+            tracker.set_tags({"parquet_location": str(ctx.run_folder.resolve())})
+            if "export" in stages:
+                _run_export_stage(config, ctx, tracker, signature, summary, printer)
+            if "report" in stages:
+
+                report = write_report(ctx.run_folder)
+                summary.level_table = report.table_markdown
+                for path in report.files:
+                    tracker.log_artifact(path, "report")
+                summary.lines.append(f"report: {report.folder}")
+
+
+def _section_params(config: RunConfig, name: str) -> dict[str, Any]:
+    section = config.to_dict().get(name, {})
+    return {f"{name}.{k}": v for k, v in section.items() if v is not None}
+
+
+def _log_ladder(tracker: Any, ladder: Any, folder: Path) -> None:
+
+    metrics: dict[str, float] = {"games": float(ladder.n_games)}
+    for a in ladder.anchors:
+        name = a.name.replace("-", "_").lower()
+        metrics[metric_name("elo", name)] = a.elo
+        metrics[metric_name("elo", name, "ci_low")] = a.ci_low
+        metrics[metric_name("elo", name, "ci_high")] = a.ci_high
+    tracker.log_metrics(metrics)
+    tracker.log_artifact(folder / "ladder.json")
+
+    rows = [LadderRow(a.name, a.elo, a.ci_low, a.ci_high) for a in ladder.anchors]
+    plot = elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder.variant}: reference ladder")
+    tracker.log_artifact(plot)
+
+
+def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tracker: Any,
+                    summary: JobSummary, printer: ProgressPrinter) -> None:
+
+    study = _open_studies(config, storage, ctx.run_folder, ["tune"])["tune"]
+    opt = optuna_section(config)
+    params = {**_section_params(config, "tune"), "optuna.n_trials": opt.n_trials, "optuna.pruner": opt.pruner,
+              "optuna.sampler": opt.sampler}
+    result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
+                      tracker=tracker, log=printer.log, params=params)
+    line = f"tune: {result['decision']}"
+    if result.get("sprt"):
+        t = result["sprt"]
+        line += (f" (SPRT [{t['elo0']:g}, {t['elo1']:g}] LLR {t['llr']:.2f} in [{t['lower']:.2f}, "
+                 f"{t['upper']:.2f}] after {t['pairs']} pairs, Elo {t['elo']:+.0f} "
+                 f"[{t['elo_ci'][0]:+.0f}, {t['elo_ci'][1]:+.0f}])")
+    summary.lines.append(line)
+    printer.log(line)
+
+
+def _run_calibrate_stage(config: RunConfig, ctx: Any, ladder: Any, weights: dict[str, float], storage: Any,
+                         tracker: Any, summary: JobSummary, printer: ProgressPrinter) -> None:
+
+    studies = _open_studies(config, storage, ctx.run_folder, list(LEVELS))
+    result = run_calibrate(ctx, ladder, calibrate_section(config), studies, weights, tracker=tracker,
+                           log=printer.log)
+    for level in LEVELS:
+        rec = result["levels"][level]
+        summary.lines.append(
+            f"{level}: Elo {rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}], target "
+            f"{rec['target']:+.0f}{'' if rec.get('hit', rec['within_ci']) else ' (MISSED)'}, "
+            f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
+    if not result["ordered"]:
+        summary.lines.append("calibrate: levels are NOT strictly ordered (see the notes in the report)")
+
+
+def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int, summary: JobSummary,
+                      printer: ProgressPrinter) -> None:
+
+    section = export_section(config)
+    result = export_run(ctx.run_folder, section.profiles_dir, bench_signature=signature,
+                        description=section.description)
+    metrics: dict[str, float] = {}
+
+    calibration = read_result(ctx.run_folder / "calibrate" / "result.json") or {"levels": {}}
+    for level, (elo, low, high) in result.levels.items():
+        rec = calibration["levels"].get(level, {})
+        metrics.update(level_metrics(level, elo=elo, ci=(low, high), target_elo=rec.get("target"),
+                                     nodes_per_move=rec.get("nodes_per_move"), games=rec.get("games"),
+                                     score=rec.get("score")))
+    tracker.log_metrics(metrics)
+    tracker.log_artifact(result.path, "profile")
+    summary.profile = result.path
+    summary.lines.append(f"export: {result.path} (bench signature {result.bench_signature}, "
+                         "reloaded by the engine)")
+    printer.log(summary.lines[-1])
+
+
+def _write_tracking(folder: Path, run_id: str | None, experiment: str | None) -> None:
+
+    write_json(folder / "tracking.json", {"run_id": run_id, "experiment": experiment})
+
+
+def format_summary(summary: JobSummary) -> str:
+    """The final summary printed on stdout."""
+    lines = [f"run {summary.run_id} finished in {summary.seconds:.0f} s; output {summary.run_folder}"]
+    lines += summary.lines
+    if summary.level_table:
+        lines += ["", summary.level_table.rstrip()]
+    if summary.tracking:
+        lines.append(summary.tracking)
+    return "\n".join(lines)
+
+
+Log = Callable[[str], None]

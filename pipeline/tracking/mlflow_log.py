@@ -1,0 +1,720 @@
+"""MLflow tracking of tuning runs; the only module of the project that imports mlflow.
+
+Layout: one experiment per variant (``draughts-<variant>``), one PARENT run per study
+(:meth:`Tracker.start_study`; a resumed study reuses its parent run, found by study name and
+config hash), one nested CHILD run per trial (:meth:`Tracker.trial_run`, tag
+``mlflow.parentRunId``). ``log_*`` calls go to the innermost open run.
+
+Tags on every run: ``git_commit`` (``git rev-parse HEAD``, else "unknown"), ``git_dirty``,
+``config_hash``, ``bench_signature``, ``engine_version``, ``variant`` (plus MLflow's own
+``mlflow.source.git.commit``), and ``study_name`` / ``trial_number`` where they apply.
+
+Metric names: ``<quantity>_<level>[_<stat>]`` (see :func:`metric_name`, :func:`level_metrics`),
+e.g. ``elo_easy``, ``elo_easy_ci_low``, ``elo_easy_ci_high``, ``nodes_per_move_easy``,
+``games_easy``, ``score_easy``, ``target_elo_easy``. MLflow's compare view and run table sort
+metric columns by name, so the three values of one level's Elo sit together and one quantity
+reads across levels the same way in every run. A trial's objective is ``value``.
+
+Failure policy:
+
+- :func:`check_reachable` is called when a run starts, BEFORE any game, and raises
+  :class:`TrackingUnavailable` (a ValueError) with a one-line message naming the URI.
+- Everything sent is first appended to a local JSON-lines log (``<run folder>/tracking/
+  mlflow-log.jsonl``). If MLflow fails mid-run, the tracker logs ONE warning, goes offline and
+  DROPS every later MLflow call for the rest of the run (nothing is buffered in memory or retried;
+  the run itself never fails because of tracking). The events keep going to the local log, the
+  summary says tracking failed, and :func:`replay_log` (``python -m pipeline.tracking replay LOG
+  --uri URI``) re-creates the complete runs - parent, children, params, metrics with their
+  original steps and times, tags, artifacts - at any tracking URI. Replayed runs are new runs
+  tagged ``replayed_from_log`` (and ``replayed_from_run_id`` where the original had an id).
+- For http URIs the tracker bounds MLflow's HTTP retries (MLFLOW_HTTP_REQUEST_MAX_RETRIES=2,
+  _BACKOFF_FACTOR=1, _TIMEOUT=30 unless already set) so a dead server costs seconds, not the
+  ~4 minutes of MLflow's defaults, before the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import json
+import logging
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mlflow
+from mlflow.entities import Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
+
+from engine import __version__
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URI_FILE = "mlflow.db"
+LOG_SCHEMA = 1
+LOG_NAME = "mlflow-log.jsonl"
+_TOKEN_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
+_HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
+
+
+class TrackingUnavailable(ValueError):
+    """The tracking URI cannot be used; the message names it."""
+
+
+# ---- names -----------------------------------------------------------------------------------
+
+
+def metric_name(quantity: str, level: str, stat: str | None = None) -> str:
+    """``<quantity>_<level>[_<stat>]``, e.g. ``elo_easy_ci_low``; tokens are snake_case."""
+    for what, token in (("quantity", quantity), ("level", level), ("stat", stat)):
+        if token is not None and not _TOKEN_RE.match(token):
+            raise ValueError(f"metric {what} {token!r} must be snake_case letters and digits")
+    return f"{quantity}_{level}" + (f"_{stat}" if stat else "")
+
+
+def level_metrics(
+    level: str,
+    *,
+    elo: float | None = None,
+    ci: tuple[float, float] | None = None,
+    target_elo: float | None = None,
+    nodes_per_move: float | None = None,
+    games: int | None = None,
+    score: float | None = None,
+) -> dict[str, float]:
+    """The metrics of one level under the documented names (missing values are left out)."""
+    out: dict[str, float] = {}
+    if elo is not None:
+        out[metric_name("elo", level)] = float(elo)
+    if ci is not None:
+        out[metric_name("elo", level, "ci_low")] = float(ci[0])
+        out[metric_name("elo", level, "ci_high")] = float(ci[1])
+    for quantity, value in (("target_elo", target_elo), ("nodes_per_move", nodes_per_move),
+                            ("games", games), ("score", score)):
+        if value is not None:
+            out[metric_name(quantity, level)] = float(value)
+    return out
+
+
+def experiment_name(variant: str) -> str:
+    """The experiment of a variant: ``draughts-<variant>``."""
+    return f"draughts-{variant}"
+
+
+# ---- URIs and reachability -------------------------------------------------------------------
+
+
+def resolve_tracking_uri(uri: str | None = None) -> str:
+    """Explicit URI, else ``MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db`` (absolute)."""
+    chosen = uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if chosen:
+        return chosen
+    return f"sqlite:///{Path.cwd().resolve() / DEFAULT_URI_FILE}"
+
+
+def _redact(uri: str) -> str:
+    parts = urllib.parse.urlsplit(uri)
+    if parts.password is None:
+        return uri
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    if not uri.startswith("sqlite:///"):
+        return None
+    rest = uri[len("sqlite:///"):].split("?", 1)[0]
+    return None if rest in ("", ":memory:") else Path(rest)
+
+
+def _auth_headers() -> dict[str, str]:
+    token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user, password = os.environ.get("MLFLOW_TRACKING_USERNAME"), os.environ.get("MLFLOW_TRACKING_PASSWORD")
+    if user and password:
+
+        raw = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": f"Basic {raw}"}
+    return {}
+
+
+def _check_http(uri: str, timeout: float) -> None:
+    url = uri.rstrip("/") + "/api/2.0/mlflow/experiments/search?max_results=1"
+    request = urllib.request.Request(url, headers=_auth_headers())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as err:
+        raise TrackingUnavailable(
+            f"MLflow tracking URI {_redact(uri)} answered HTTP {err.code} ({err.reason}) to an experiment "
+            "search; is it an MLflow server, and are MLFLOW_TRACKING_* credentials right?"
+        ) from None
+    except (TimeoutError, urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise TrackingUnavailable(
+            f"MLflow tracking URI {_redact(uri)} is unreachable ({reason}); start the server, fix "
+            "[mlflow].tracking_uri / MLFLOW_TRACKING_URI, or set [mlflow].enabled = false"
+        ) from None
+    except ValueError:
+        raise TrackingUnavailable(
+            f"MLflow tracking URI {_redact(uri)} does not answer like an MLflow server (no JSON)"
+        ) from None
+
+
+def _check_sqlite(uri: str, path: Path, timeout: float) -> None:
+    if not path.parent.is_dir():
+        raise TrackingUnavailable(f"MLflow tracking URI {uri}: folder {path.parent} does not exist")
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=timeout)) as db:
+            db.execute("select 1").fetchone()
+    except sqlite3.Error as err:
+        raise TrackingUnavailable(f"MLflow tracking URI {uri}: cannot open the database ({err})") from None
+
+
+def check_reachable(uri: str | None = None, timeout: float = 10.0) -> str:
+    """Fail fast, before any game, when the tracking URI cannot be used; returns the resolved URI.
+
+    http(s): an experiment search must answer within ``timeout``. sqlite: the file's folder must
+    exist and the database open. Anything else: an MLflow client must list experiments."""
+    resolved = resolve_tracking_uri(uri)
+    scheme = urllib.parse.urlsplit(resolved).scheme.lower()
+    if scheme in ("http", "https"):
+        _check_http(resolved, timeout)
+        return resolved
+    path = _sqlite_path(resolved)
+    if path is not None:
+        _check_sqlite(resolved, path, timeout)
+        return resolved
+    try:
+        mlflow.MlflowClient(tracking_uri=resolved).search_experiments(max_results=1)
+    except Exception as err:  # any backend error means: unusable
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise TrackingUnavailable(f"MLflow tracking URI {_redact(resolved)} is unusable: {first}") from None
+    return resolved
+
+
+# ---- provenance ------------------------------------------------------------------------------
+
+
+def _git(args: Sequence[str], cwd: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """HEAD of the repository holding this code (or ``repo``), else "unknown"."""
+    return _git(["rev-parse", "HEAD"], repo or Path(__file__).resolve().parent) or "unknown"
+
+
+def git_dirty(repo: Path | None = None) -> str:
+    """"true" when tracked files differ from HEAD, "false", or "unknown" without git."""
+    out = _git(["status", "--porcelain", "--untracked-files=no"], repo or Path(__file__).resolve().parent)
+    return "unknown" if out is None else ("true" if out else "false")
+
+
+def standard_tags(
+    *, config_hash: str, bench_signature: int | str | None, engine_version: str | None = None,
+    variant: str | None = None,
+) -> dict[str, str]:
+    """The tags every run carries (see the module docstring)."""
+    if engine_version is None:
+
+        engine_version = __version__
+    commit = git_commit()
+    tags = {
+        "git_commit": commit,
+        "git_dirty": git_dirty(),
+        "config_hash": config_hash,
+        "bench_signature": "unknown" if bench_signature is None else str(bench_signature),
+        "engine_version": engine_version,
+        "mlflow.source.git.commit": commit,
+    }
+    if variant is not None:
+        tags["variant"] = variant
+    return tags
+
+
+# ---- the tracker -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """An open run: the local log key, the MLflow run id (None when disabled or offline), its name."""
+
+    key: str
+    run_id: str | None
+    name: str
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _clean_params(params: Mapping[str, Any] | None) -> dict[str, str]:
+    return {str(k): (json.dumps(v) if isinstance(v, list | tuple | dict) else str(v))
+            for k, v in (params or {}).items()}
+
+
+def _clean_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"metric {key!r} = {value!r}: expected a number")
+        out[str(key)] = float(value)
+    return out
+
+
+class Tracker:
+    """Tracking interface; this base class is the null implementation (tracking disabled)."""
+
+    enabled = False
+
+    def __init__(self) -> None:
+        self._stack: list[RunRef] = []
+
+    @contextlib.contextmanager
+    def start_study(self, name: str, params: Mapping[str, Any] | None = None,
+                    tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
+        """Open the PARENT run of study ``name`` (reused when the study resumes)."""
+        ref = RunRef(f"study:{name}", None, name)
+        with self._opened(ref):
+            yield ref
+
+    @contextlib.contextmanager
+    def trial_run(self, number: int, params: Mapping[str, Any] | None = None) -> Iterator[RunRef]:
+        """Open the nested CHILD run of trial ``number`` inside the open study."""
+        self._parent()
+        ref = RunRef(f"trial:{number}:{uuid.uuid4().hex[:8]}", None, f"trial-{number:04d}")
+        with self._opened(ref):
+            yield ref
+
+    @contextlib.contextmanager
+    def _opened(self, ref: RunRef) -> Iterator[None]:
+        self._stack.append(ref)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+
+    def _parent(self) -> RunRef:
+        if not self._stack:
+            raise RuntimeError("trial_run() needs an open start_study() run")
+        return self._stack[0]
+
+    def _current(self) -> RunRef:
+        if not self._stack:
+            raise RuntimeError("no open run: call inside start_study() / trial_run()")
+        return self._stack[-1]
+
+    # The null versions check their input like the MLflow ones, so a driver bug shows up
+    # whether tracking is on or off.
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Log numbers to the innermost open run (``step``: e.g. the trial number)."""
+        self._current()
+        _clean_metrics(metrics)
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        """Log parameters (stringified) to the innermost open run."""
+        self._current()
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+        """Upload a file (plot, profile JSON) to the innermost open run."""
+        self._current()
+        if not Path(path).is_file():
+            raise ValueError(f"artifact {str(path)!r} is not a file")
+
+    def set_tags(self, tags: Mapping[str, str]) -> None:
+        """Set tags on the innermost open run."""
+        self._current()
+
+    @property
+    def failed(self) -> bool:
+        """Whether MLflow failed during the run (the local log then holds what is missing)."""
+        return False
+
+    def summary(self) -> str:
+        """One line for the end-of-run report."""
+        return "tracking: disabled"
+
+
+NullTracker = Tracker
+
+
+class MlflowTracker(Tracker):
+    """Tracker logging to MLflow, with a local JSON-lines log of every event (see module doc)."""
+
+    enabled = True
+
+    def __init__(
+        self, *, uri: str | None, experiment: str, run_dir: str | Path, tags: Mapping[str, str],
+    ) -> None:
+        super().__init__()
+        self.uri = resolve_tracking_uri(uri)
+        self.experiment = experiment
+        self.base_tags = dict(tags)
+        self.log_path = log_path(run_dir)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if urllib.parse.urlsplit(self.uri).scheme.lower() in ("http", "https"):
+            for key, value in _HTTP_DEFAULTS.items():
+                os.environ.setdefault(key, value)
+        self._client = mlflow.MlflowClient(tracking_uri=self.uri)
+        self._experiment_id: str | None = None
+        self._failure: str | None = None
+        self._dropped = 0
+        self._sent = 0
+        self._run_ids: dict[str, str | None] = {}
+
+    # -- local log and guarded sending ---------------------------------------------------------
+
+    def _write(self, event: dict[str, Any]) -> None:
+        event = {"v": LOG_SCHEMA, "time": _now_ms(), **event}
+        with open(self.log_path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(event, sort_keys=True, allow_nan=True) + "\n")
+
+    def _send(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._failure is not None:
+            self._dropped += 1
+            return None
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as err:  # tracking must never end the run
+            first = (str(err).splitlines() or [type(err).__name__])[0][:300]
+            self._failure = f"{what} failed: {type(err).__name__}: {first}"
+            self._dropped += 1
+            self._write({"op": "offline", "error": self._failure})
+            log.warning("MLflow tracking at %s failed (%s); the run goes on without it, events are kept in "
+                        "%s; re-log later with: python -m pipeline.tracking replay %s --uri URI",
+                        _redact(self.uri), self._failure, self.log_path, self.log_path)
+            return None
+        self._sent += 1
+        return result
+
+    def _experiment(self) -> str | None:
+        if self._experiment_id is None:
+            self._experiment_id = self._send("experiment", _ensure_experiment, self._client, self.experiment,
+                                             self.uri)
+        return self._experiment_id
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def start_study(self, name: str, params: Mapping[str, Any] | None = None,
+                    tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
+        all_tags = {**self.base_tags, **(tags or {}), "study_name": name}
+        key = f"study:{self.experiment}:{name}:{all_tags.get('config_hash', '')}"
+        start = _now_ms()
+        self._write({"op": "start_run", "key": key, "parent": None, "name": name,
+                     "experiment": self.experiment, "tags": all_tags, "start_time": start})
+        run_id = None
+        exp = self._experiment()
+        if exp is not None:
+            run_id = self._send("start_study", _open_parent, self._client, exp, name, all_tags, start)
+        self._note_run_id(key, run_id)
+        ref = RunRef(key, run_id, name)
+        with self._run(ref):
+            self.log_params(params or {})
+            yield ref
+
+    @contextlib.contextmanager
+    def trial_run(self, number: int, params: Mapping[str, Any] | None = None) -> Iterator[RunRef]:
+        parent = self._parent()
+        key = f"trial:{number}:{uuid.uuid4().hex[:12]}"
+        name = f"trial-{number:04d}"
+        all_tags = {**self.base_tags, "study_name": parent.name, "trial_number": str(number)}
+        start = _now_ms()
+        self._write({"op": "start_run", "key": key, "parent": parent.key, "name": name,
+                     "experiment": self.experiment, "tags": all_tags, "start_time": start})
+        run_id = None
+        if parent.run_id is not None and self._experiment_id is not None:
+            run_id = self._send("trial_run", _create_run, self._client, self._experiment_id, name,
+                                {**all_tags, "mlflow.parentRunId": parent.run_id}, start)
+        self._note_run_id(key, run_id)
+        ref = RunRef(key, run_id, name)
+        with self._run(ref):
+            self.log_params(params or {})
+            yield ref
+
+    def _note_run_id(self, key: str, run_id: str | None) -> None:
+        self._run_ids[key] = run_id
+        if run_id is not None:
+            self._write({"op": "run_id", "key": key, "run_id": run_id})
+
+    @contextlib.contextmanager
+    def _run(self, ref: RunRef) -> Iterator[None]:
+        status = "FINISHED"
+        self._stack.append(ref)
+        try:
+            yield
+        except KeyboardInterrupt:
+            status = "KILLED"
+            raise
+        except BaseException:
+            status = "FAILED"
+            raise
+        finally:
+            self._stack.pop()
+            end = _now_ms()
+            self._write({"op": "end_run", "key": ref.key, "status": status, "end_time": end})
+            if ref.run_id is not None:
+                self._send("end_run", self._client.set_terminated, ref.run_id, status, end)
+
+    # -- logging -------------------------------------------------------------------------------
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        ref = self._current()
+        clean = _clean_metrics(metrics)
+        if not clean:
+            return
+        stamp = _now_ms()
+        self._write({"op": "metrics", "key": ref.key, "metrics": clean, "step": step, "timestamp": stamp})
+        if ref.run_id is not None:
+            batch = [Metric(k, v, stamp, step or 0) for k, v in clean.items()]
+            self._send("log_metrics", self._client.log_batch, ref.run_id, metrics=batch)
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        ref = self._current()
+        clean = _clean_params(params)
+        if not clean:
+            return
+        self._write({"op": "params", "key": ref.key, "params": clean})
+        if ref.run_id is not None:
+            self._send("log_params", _log_new_params, self._client, ref.run_id, clean)
+
+    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+        ref = self._current()
+        file = Path(path).resolve()
+        if not file.is_file():
+            raise ValueError(f"artifact {str(path)!r} is not a file")
+        try:
+            shown = os.path.relpath(file, self.log_path.parent)
+        except ValueError:
+            shown = str(file)
+        self._write({"op": "artifact", "key": ref.key, "path": shown, "artifact_path": artifact_path})
+        if ref.run_id is not None:
+            self._send("log_artifact", self._client.log_artifact, ref.run_id, str(file), artifact_path)
+
+    def set_tags(self, tags: Mapping[str, str]) -> None:
+        ref = self._current()
+        clean = {str(k): str(v) for k, v in tags.items()}
+        if not clean:
+            return
+        self._write({"op": "tags", "key": ref.key, "tags": clean})
+        if ref.run_id is not None:
+            batch = [RunTag(k, v) for k, v in clean.items()]
+            self._send("set_tags", self._client.log_batch, ref.run_id, tags=batch)
+
+    # -- report --------------------------------------------------------------------------------
+
+    @property
+    def failed(self) -> bool:
+        return self._failure is not None
+
+    @property
+    def failure(self) -> str | None:
+        return self._failure
+
+    def summary(self) -> str:
+        where = f"{_redact(self.uri)} (experiment {self.experiment})"
+        if self._failure is None:
+            return f"tracking: {self._sent} MLflow calls to {where}; local log {self.log_path}"
+        return (f"tracking FAILED: {self._failure}; {self._dropped} MLflow calls dropped; everything is in "
+                f"{self.log_path}; re-log with: python -m pipeline.tracking replay {self.log_path} --uri URI")
+
+
+def log_path(run_dir: str | Path) -> Path:
+    """Where a run keeps its local tracking log: ``<run folder>/tracking/mlflow-log.jsonl``."""
+    return Path(run_dir) / "tracking" / LOG_NAME
+
+
+def make_tracker(
+    *, enabled: bool, variant: str, run_dir: str | Path, config_hash: str, bench_signature: int | str | None,
+    uri: str | None = None, experiment: str | None = None, engine_version: str | None = None,
+    check: bool = True, timeout: float = 10.0,
+) -> Tracker:
+    """The run's tracker: null when disabled, else MLflow (reachability checked first, by default)."""
+    if not enabled:
+        return NullTracker()
+    resolved = check_reachable(uri, timeout) if check else resolve_tracking_uri(uri)
+    tags = standard_tags(config_hash=config_hash, bench_signature=bench_signature,
+                         engine_version=engine_version, variant=variant)
+    return MlflowTracker(uri=resolved, experiment=experiment or experiment_name(variant), run_dir=run_dir,
+                         tags=tags)
+
+
+# ---- MLflow calls (raise on failure; the tracker guards them) --------------------------------
+
+
+def _artifact_root(uri: str) -> str | None:
+    """Artifacts of a sqlite store go beside the database (MLflow's default is the cwd)."""
+    path = _sqlite_path(uri)
+    return None if path is None else str(path.resolve().parent / "mlartifacts")
+
+
+def _ensure_experiment(client: Any, name: str, uri: str) -> str:
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        if found.lifecycle_stage == "deleted":
+            client.restore_experiment(found.experiment_id)
+        return str(found.experiment_id)
+    try:
+        return str(client.create_experiment(name, artifact_location=_artifact_root(uri)))
+    except MlflowException:
+        again = client.get_experiment_by_name(name)  # another driver created it meanwhile
+        if again is None:
+            raise
+        return str(again.experiment_id)
+
+
+def _create_run(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int) -> str:
+    run = client.create_run(experiment_id, start_time=start, tags=dict(tags), run_name=name)
+    return str(run.info.run_id)
+
+
+def _open_parent(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int) -> str:
+    """Reuse the parent run of a resumed study (same name and config hash), else create one.
+
+    Child runs left RUNNING by a killed driver are marked FAILED, like their Optuna trials."""
+    config_hash = tags.get("config_hash", "")
+    candidates = client.search_runs(
+        [experiment_id], filter_string=f"tags.study_name = '{name}' and tags.config_hash = '{config_hash}'",
+        max_results=200, order_by=["attributes.start_time DESC"],
+    )
+    found = [r for r in candidates if "mlflow.parentRunId" not in r.data.tags]
+    if not found:
+        return _create_run(client, experiment_id, name, tags, start)
+    run_id = str(found[0].info.run_id)
+    client.update_run(run_id, status="RUNNING")
+    running = f"tags.`mlflow.parentRunId` = '{run_id}' and attributes.status = 'RUNNING'"
+    stale = client.search_runs([experiment_id], filter_string=running)
+    for child in stale:
+        client.set_terminated(child.info.run_id, "FAILED")
+    client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+    return run_id
+
+
+def _log_new_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
+    """Log params; keys the run already has are skipped (params are immutable in MLflow)."""
+    have = client.get_run(run_id).data.params
+    new = {k: v for k, v in params.items() if k not in have}
+    changed = sorted(k for k, v in params.items() if k in have and have[k] != v)
+    if changed:
+        log.warning("run %s keeps its logged value of params %s (MLflow params are immutable)", run_id,
+                    ", ".join(changed))
+    items = list(new.items())
+    for i in range(0, len(items), 100):  # MLflow accepts at most 100 params per batch
+        client.log_batch(run_id, params=[Param(k, v) for k, v in items[i:i + 100]])
+
+
+# ---- replay ----------------------------------------------------------------------------------
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a local tracking log (ValueError naming the line when one is not JSON)."""
+    events = []
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            if number == len(lines):
+                break  # a driver killed mid-write leaves a torn last line: ignore it
+            raise ValueError(f"{path}:{number}: not a JSON event ({err.msg})") from None
+    return events
+
+
+def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | None = None,
+               timeout: float = 10.0) -> dict[str, str]:
+    """Re-create every run of a local tracking log at ``uri``; returns log key -> new run id.
+
+    Runs, parent links, params, metrics (original step and timestamp), tags, artifacts and
+    end status are replayed in order; a run the log never ended is marked KILLED. Raises on
+    any MLflow error (unlike the tracker, a replay should fail loudly)."""
+    log_file = Path(path).resolve()
+    resolved = check_reachable(uri, timeout)
+    client = mlflow.MlflowClient(tracking_uri=resolved)
+    experiments: dict[str, str] = {}
+    ids: dict[str, str] = {}
+    ended: set[str] = set()
+    for event in read_log(log_file):
+        op, key = event.get("op"), str(event.get("key"))
+        if op == "run_id":
+            if key in ids:
+                client.set_tag(ids[key], "replayed_from_run_id", event["run_id"])
+            continue
+        if op == "start_run":
+            if key in ids:  # a resumed study: same parent
+                client.update_run(ids[key], status="RUNNING")
+                ended.discard(key)
+                continue
+            name = experiment or event["experiment"]
+            if name not in experiments:
+                experiments[name] = _ensure_experiment(client, name, resolved)
+            tags = {**event["tags"], "replayed_from_log": str(log_file)}
+            if event.get("parent") is not None:
+                tags["mlflow.parentRunId"] = ids[event["parent"]]
+            ids[key] = _create_run(client, experiments[name], event["name"], tags, event["start_time"])
+        elif op == "params":
+            _log_new_params(client, ids[key], event["params"])
+        elif op == "metrics":
+            metrics = [Metric(k, float(v), event["timestamp"], event.get("step") or 0)
+                       for k, v in event["metrics"].items()]
+            client.log_batch(ids[key], metrics=metrics)
+        elif op == "tags":
+            client.log_batch(ids[key], tags=[RunTag(k, v) for k, v in event["tags"].items()])
+        elif op == "artifact":
+            file = Path(event["path"])
+            file = file if file.is_absolute() else (log_file.parent / file).resolve()
+            if not file.is_file():
+                raise ValueError(f"{log_file}: artifact {file} of run {key} is missing")
+            client.log_artifact(ids[key], str(file), event.get("artifact_path"))
+        elif op == "end_run":
+            client.set_terminated(ids[key], event["status"], event["end_time"])
+            ended.add(key)
+    for key, run_id in ids.items():
+        if key not in ended:
+            client.set_terminated(run_id, "KILLED")
+    return ids
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pipeline.tracking replay LOG [--uri URI] [--experiment NAME]``."""
+    parser = argparse.ArgumentParser(prog="python -m pipeline.tracking",
+                                     description="Re-log a run's local tracking log to MLflow.")
+    sub = parser.add_subparsers(dest="verb", required=True)
+    replay = sub.add_parser("replay", help="replay a local tracking log")
+    replay.add_argument("log", help=f"path of a {LOG_NAME}")
+    replay.add_argument("--uri", help="tracking URI (default: MLFLOW_TRACKING_URI, else ./mlflow.db)")
+    replay.add_argument("--experiment", help="put every run in this experiment instead")
+    args = parser.parse_args(argv)
+    try:
+        ids = replay_log(args.log, args.uri, experiment=args.experiment)
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"replayed {len(ids)} runs to {_redact(resolve_tracking_uri(args.uri))}")
+    return 0
+
+

@@ -1,0 +1,388 @@
+"""Optuna study storage and the ask/tell helpers of a driver that owns its study.
+
+Storage: by default a journal file under the run's output folder
+(``<run folder>/optuna/journal.log``, :class:`optuna.storages.JournalStorage` over
+:class:`optuna.storages.journal.JournalFileBackend`): no server, append-only, safe to copy. Any
+SQLAlchemy URL (``sqlite:///...``, ``postgresql://...``) selects an RDB storage instead (a shared
+database on a cluster); a value without ``://`` is a journal file path. :func:`check_storage`
+fails with a clear :class:`StorageUnavailable` before any game is played.
+
+Resuming (:func:`open_study`): the study is created or loaded by name (``load_if_exists``), so
+finished trials are kept. Exactly ONE driver owns a study, so a trial still RUNNING when the
+study is opened was left by a killed driver: it is marked FAIL and its parameters are enqueued
+again (at most ``max_retries`` times along a chain of retries, recorded in the user attrs
+``retry_of`` / ``retry_attempt``), so the study still reaches its target of COMPLETE trials and
+nothing is counted twice (a FAIL trial never counts; the retry is a new trial).
+
+Samplers are not stored with a study, so every open builds a new one. Its seed is derived from
+the run seed, the study name and the number of finished trials (:func:`sampler_seed`): reusing
+the bare run seed would replay the random stream the first driver already consumed, so a resumed
+study would propose again the very points it has evaluated (exactly so for the random sampler
+and TPE's startup trials); deriving it from the history gives fresh draws after a resume while
+the same history still gives the same proposals (reproducible resumes).
+
+Pruning: :class:`optuna.pruners.WilcoxonPruner` compares the per-pair scores of the running trial
+with those of the best trial at the same steps. A step must therefore name the same ballot
+opening (pair) in every trial (``PairScores.wilcoxon_steps()``). As Optuna's documentation
+advises for this pruner, a pruned trial is told COMPLETE with the mean of the scores it played
+(user attrs ``pruned`` and ``pruned_at_step``) so the sampler learns from it; it counts towards
+the target like any finished trial, since it consumed budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import optuna
+from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import FrozenTrial, TrialState
+
+from engine.features import FEATURES
+from engine.params import PARAMS
+
+JOURNAL_PATH = Path("optuna") / "journal.log"
+WEIGHT_PREFIX = "weight."
+Kind = Literal["int", "float", "bool", "categorical"]
+FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
+class StudyError(ValueError):
+    """A bad study request (space, directions, storage); the message quotes the input."""
+
+
+class StorageUnavailable(StudyError):
+    """The study storage cannot be used; the message names it (password hidden)."""
+
+
+# ---- storage ---------------------------------------------------------------------------------
+
+
+def default_storage(run_dir: str | Path) -> str:
+    """The default journal file of a run: ``<run folder>/optuna/journal.log``."""
+    return str(Path(run_dir) / JOURNAL_PATH)
+
+
+def is_rdb_url(storage: str) -> bool:
+    return "://" in storage
+
+
+def describe_storage(storage: str) -> str:
+    """The storage as it may be printed: an RDB URL with its password hidden."""
+    if not is_rdb_url(storage):
+        return f"journal file {storage}"
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(storage).render_as_string(hide_password=True)
+    except Exception:  # an unparsable URL: show the scheme only
+        return storage.split("://", 1)[0] + "://..."
+
+
+def _password(storage: str | None) -> str | None:
+    if not storage or not is_rdb_url(storage):
+        return None
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(storage).password
+    except Exception:
+        return None
+
+
+def _engine_kwargs(url: str) -> dict[str, Any]:
+    if url.startswith(("postgresql", "mysql")):
+        return {"connect_args": {"connect_timeout": 10}}
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": 30}}
+    return {}
+
+
+def make_storage(storage: str | None, run_dir: str | Path | None = None) -> BaseStorage:
+    """A storage object: RDB for URLs, a journal file for paths (default under ``run_dir``)."""
+    if storage is None:
+        if run_dir is None:
+            raise StudyError("no storage given and no run folder to put the default journal file in")
+        storage = default_storage(run_dir)
+    if is_rdb_url(storage):
+        return RDBStorage(storage, engine_kwargs=_engine_kwargs(storage))
+    path = Path(storage)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(str(path)))
+
+
+def check_storage(storage: str | None, run_dir: str | Path | None = None) -> BaseStorage:
+    """Open the storage now and fail with a one-line :class:`StorageUnavailable` if it is unusable.
+
+    Call it when a run starts, before any game; the returned storage can be passed on."""
+    shown = describe_storage(storage) if storage else f"journal file under {run_dir}"
+    if storage and is_rdb_url(storage) and storage.startswith("sqlite:///"):
+        db = storage[len("sqlite:///"):].split("?", 1)[0]
+        if db and db != ":memory:" and not Path(db).parent.is_dir():
+            raise StorageUnavailable(f"Optuna storage {shown}: folder {Path(db).parent} does not exist")
+    try:
+        made = make_storage(storage, run_dir)
+        made.get_all_studies()
+    except StudyError:
+        raise
+    except Exception as err:  # driver missing, bad URL, refused connection, unwritable file
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+        secret = _password(storage)
+        if secret:
+            first = first.replace(secret, "***")
+        raise StorageUnavailable(
+            f"Optuna storage {shown} is unusable: {type(err).__name__}: {first}"
+        ) from None
+    return made
+
+
+# ---- search space ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One dimension of the search space: name, kind, inclusive range, log scale, or choices."""
+
+    name: str
+    kind: Kind
+    low: float = 0.0
+    high: float = 0.0
+    log: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise StudyError(f"parameter {self!r}: empty name")
+        if self.kind not in ("int", "float", "bool", "categorical"):
+            raise StudyError(f"parameter {self.name!r}: unknown kind {self.kind!r}")
+        if self.kind in ("int", "float"):
+            if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low > self.high:
+                raise StudyError(f"parameter {self.name!r}: bad range [{self.low}, {self.high}]")
+            if self.log and self.low <= 0:
+                raise StudyError(f"parameter {self.name!r}: log scale needs low > 0, got {self.low}")
+        if self.kind == "categorical" and not self.choices:
+            raise StudyError(f"parameter {self.name!r}: categorical needs choices")
+
+    def suggest(self, trial: optuna.Trial) -> Any:
+        if self.kind == "int":
+            return trial.suggest_int(self.name, int(self.low), int(self.high), log=self.log)
+        if self.kind == "float":
+            return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log)
+        if self.kind == "bool":
+            return trial.suggest_categorical(self.name, [False, True])
+        return trial.suggest_categorical(self.name, list(self.choices))
+
+
+def _auto_log(low: float, high: float) -> bool:
+    """Log scale for positive ranges spanning three decades or more (e.g. node_budget)."""
+    return low > 0 and high / low >= 1000
+
+
+def space_from_engine(
+    knobs: Iterable[str] | None = None,
+    weights: Iterable[str] | None = None,
+    *,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    log: Iterable[str] | None = None,
+) -> list[ParamSpec]:
+    """The search space from the engine's declarations (``engine.params.PARAMS``, ``FEATURES``).
+
+    ``knobs`` / ``weights``: names to tune (None: all; empty: none). Weights are named
+    ``weight.<feature>``. ``ranges`` narrows a dimension (within its declared range); ``log``
+    lists the dimensions on a log scale (default: positive ranges of >= 3 decades)."""
+
+    ranges = dict(ranges or {})
+    log_set = set(log) if log is not None else None
+    by_knob = {p.name: p for p in PARAMS}
+    by_weight = {f"{WEIGHT_PREFIX}{f.name}": f for f in FEATURES}
+    chosen_knobs = list(by_knob) if knobs is None else list(knobs)
+    chosen_weights = list(by_weight) if weights is None else [
+        w if w.startswith(WEIGHT_PREFIX) else WEIGHT_PREFIX + w for w in weights]
+    for name in chosen_knobs:
+        if name not in by_knob:
+            raise StudyError(f"unknown engine knob {name!r}; known: {', '.join(by_knob)}")
+    for name in chosen_weights:
+        if name not in by_weight:
+            raise StudyError(f"unknown evaluation feature {name!r}; known: {', '.join(by_weight)}")
+    unknown = sorted(set(ranges) - set(chosen_knobs) - set(chosen_weights))
+    if unknown:
+        raise StudyError(f"range given for {unknown[0]!r}, which is not in the search space")
+    space: list[ParamSpec] = []
+    declared: list[tuple[str, Kind, float, float]] = [
+        (n, by_knob[n].kind, float(by_knob[n].low), float(by_knob[n].high)) for n in chosen_knobs]
+    declared += [(n, "float", by_weight[n].low, by_weight[n].high) for n in chosen_weights]
+    for name, kind, low, high in declared:
+        if kind == "bool":
+            space.append(ParamSpec(name, "bool"))
+            continue
+        lo, hi = ranges.get(name, (low, high))
+        if not low <= lo <= hi <= high:
+            raise StudyError(f"range {name} = [{lo}, {hi}] is outside its declared range [{low}, {high}]")
+        on_log = _auto_log(lo, hi) if log_set is None else name in log_set
+        space.append(ParamSpec(name, kind, float(lo), float(hi), log=on_log))
+    return space
+
+
+def split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """Trial params -> (engine knobs, evaluation weights by feature name)."""
+    knobs = {k: v for k, v in params.items() if not k.startswith(WEIGHT_PREFIX)}
+    weights = {k[len(WEIGHT_PREFIX):]: float(v) for k, v in params.items() if k.startswith(WEIGHT_PREFIX)}
+    return knobs, weights
+
+
+# ---- opening and resuming --------------------------------------------------------------------
+
+
+def sampler_seed(run_seed: int, study_name: str, n_finished: int) -> int:
+    """A 32-bit seed from the run seed, the study and its history length (see the module doc)."""
+    text = f"{run_seed}:{study_name}:{n_finished}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:4], "little")
+
+
+def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> optuna.samplers.BaseSampler:
+    if kind == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup_trials)
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise StudyError(f"unknown sampler {kind!r}; known: tpe, random")
+
+
+def wilcoxon_pruner(p_threshold: float = 0.1, n_startup_steps: int = 20) -> optuna.pruners.BasePruner:
+    """Optuna's WilcoxonPruner on per-pair scores (steps = opening ids, higher = better)."""
+    with warnings.catch_warnings():  # experimental since 3.6; chosen knowingly, pinned by tests
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.pruners.WilcoxonPruner(p_threshold=p_threshold, n_startup_steps=n_startup_steps)
+
+
+def recover_interrupted(study: optuna.Study, max_retries: int = 1) -> list[int]:
+    """Mark RUNNING trials (left by a killed driver) FAIL and re-enqueue their params.
+
+    Returns the numbers of the trials failed. Idempotent: a trial that already has a retry is
+    not enqueued again (so a driver killed during recovery does not double a retry)."""
+    trials = study.get_trials(deepcopy=False)
+    has_retry = {t.user_attrs.get("retry_of") for t in trials}
+    failed = []
+    for trial in trials:
+        if trial.state != TrialState.RUNNING:
+            continue
+        attempt = int(trial.user_attrs.get("retry_attempt", 0))
+        if trial.number not in has_retry and attempt < max_retries and trial.params:
+            study.enqueue_trial(dict(trial.params),
+                                user_attrs={"retry_of": trial.number, "retry_attempt": attempt + 1})
+        study.tell(trial.number, state=TrialState.FAIL)
+        failed.append(trial.number)
+    return failed
+
+
+def open_study(
+    name: str,
+    storage: str | BaseStorage | None,
+    *,
+    run_seed: int,
+    direction: str | None = "maximize",
+    directions: Sequence[str] | None = None,
+    run_dir: str | Path | None = None,
+    sampler: str = "tpe",
+    n_startup_trials: int = 10,
+    pruner: optuna.pruners.BasePruner | None = None,
+    max_retries: int = 1,
+) -> optuna.Study:
+    """Create or resume study ``name``: finished trials kept, interrupted ones failed and retried,
+    a fresh sampler seeded from the run seed and the history (see the module docstring)."""
+    if directions is not None:
+        direction = None
+        if pruner is not None and len(directions) > 1:
+            raise StudyError("pruning works on single-objective studies only")
+    store = storage if isinstance(storage, BaseStorage) else make_storage(storage, run_dir)
+    try:
+        study = optuna.create_study(
+            storage=store, study_name=name, direction=cast(Any, direction), directions=cast(Any, directions),
+            load_if_exists=True,
+            sampler=optuna.samplers.RandomSampler(seed=0), pruner=pruner,
+        )
+    except ValueError as err:
+        raise StudyError(f"study {name!r}: {err}") from None
+    wanted = [d.lower() for d in (directions or [direction or "minimize"])]
+    have = [d.name.lower() for d in study.directions]
+    if wanted != have:
+        raise StudyError(f"study {name!r} exists with directions {have}, not {wanted}")
+    recover_interrupted(study, max_retries)
+    n_finished = len(study.get_trials(deepcopy=False, states=FINISHED))
+    study.sampler = make_sampler(sampler, sampler_seed(run_seed, name, n_finished), n_startup_trials)
+    return study
+
+
+def count_complete(study: optuna.Study) -> int:
+    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+
+
+def remaining_trials(study: optuna.Study, target: int) -> int:
+    """COMPLETE trials still needed to reach ``target``."""
+    return max(0, target - count_complete(study))
+
+
+# ---- ask / report / tell ---------------------------------------------------------------------
+
+
+def ask_trial(study: optuna.Study, space: Sequence[ParamSpec]) -> tuple[optuna.Trial, dict[str, Any]]:
+    """Start a trial and draw every parameter of ``space`` (an enqueued retry gets its old values)."""
+    names = [spec.name for spec in space]
+    if len(set(names)) != len(names):
+        raise StudyError(f"duplicate parameter names in the space: {names}")
+    trial = study.ask()
+    return trial, {spec.name: spec.suggest(trial) for spec in space}
+
+
+def report_step(trial: optuna.Trial, step: int, value: float) -> bool:
+    """Report one per-pair score at ``step`` (the opening id); True when the trial should stop."""
+    trial.report(float(value), int(step))
+    return bool(trial.should_prune())
+
+
+def report_pairs(trial: optuna.Trial, steps: Iterable[tuple[int, float]]) -> int | None:
+    """Report many (step, score) pairs in order; the step at which pruning was decided, or None."""
+    for step, value in steps:
+        if report_step(trial, step, value):
+            return int(step)
+    return None
+
+
+def tell_trial(
+    study: optuna.Study,
+    trial: optuna.Trial,
+    value: float | Sequence[float],
+    *,
+    pruned_at_step: int | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+) -> FrozenTrial:
+    """Finish a trial as COMPLETE with its objective value(s).
+
+    A pruned trial passes ``pruned_at_step`` and the mean of the scores it played as ``value``."""
+    for key, attr in (user_attrs or {}).items():
+        trial.set_user_attr(key, attr)
+    if pruned_at_step is not None:
+        trial.set_user_attr("pruned", True)
+        trial.set_user_attr("pruned_at_step", int(pruned_at_step))
+    return study.tell(trial, value)
+
+
+def fail_trial(study: optuna.Study, trial: optuna.Trial, reason: str) -> FrozenTrial:
+    """Finish a trial as FAIL (e.g. its games crashed), keeping the reason in a user attr."""
+    trial.set_user_attr("fail_reason", reason[:500])
+    return study.tell(trial, state=TrialState.FAIL)
+
+
+def complete_trials(study: optuna.Study) -> list[FrozenTrial]:
+    """The study's COMPLETE trials (pruned ones included: they end COMPLETE with a partial value)."""
+    return list(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+
+
+def quiet_optuna() -> None:
+    """Silence Optuna's per-trial INFO lines: the job prints its own trial lines."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)

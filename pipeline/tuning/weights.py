@@ -1,0 +1,301 @@
+"""Weight tuning: an Optuna study of evaluation weights, scored by paired matches, confirmed by SPRT.
+
+The driver owns the study (ask/tell through :mod:`pipeline.tuning.studies`). Each trial draws the
+configured subset of ``engine.features`` weights (declared or narrower ranges), plays
+colour-swapped pairs against the *seed* weights (the variant's defaults, or a profile's) at a
+fixed tuning search setting, and scores the candidate by its mean per-game score. Games come in
+steps of ``step_pairs``; after each step every pair's score is reported at its pair index (the
+same opening in every trial, so the Wilcoxon pruner compares like with like) and a trial worse
+than the best is stopped early.
+
+The best candidate is then CONFIRMED against the seed by an SPRT on fresh openings (another
+opening stream: the study chose it on the tuning openings, so confirming there would be
+biased), in steps up to ``sprt_max_pairs``. Only an accepted H1 replaces the seed weights;
+H0, an undecided test ("inconclusive") or no candidate above the seed keep them, and the
+result says which.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from engine.features import default_weights
+from engine.profile import LevelProfile, load_profile
+from engine.variants import get_variant
+from pipeline.config.job_sections import Range, TuneSection, parse_weight_ranges
+from pipeline.games.pairings import Pairing
+from pipeline.games.players import inline_spec
+from pipeline.games.stage import StageContext, read_result, trial_slot, write_result
+from pipeline.ratings import games_from_color_table, pair_scores, pentanomial_counts, pentanomial_stats, sprt
+from pipeline.tracking.plots import optimisation_history_plot
+from pipeline.tuning.studies import (
+    ask_trial,
+    complete_trials,
+    remaining_trials,
+    report_pairs,
+    space_from_engine,
+    split_params,
+    tell_trial,
+)
+from pipeline.tuning.texel import run_texel
+
+TUNE_DIR = "tune"
+RESULT_FILE = "tune/result.json"
+TEXEL_FILE = "tune/texel.json"
+SEED_NAME = "seed"
+TUNE_STREAM, CONFIRM_STREAM = 0, 1
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """What one tuning trial measured."""
+
+    number: int
+    slot: int
+    weights: dict[str, float]
+    value: float  # mean per-game score of the candidate against the seed
+    pairs: int
+    pruned_at: int | None
+    elo: float
+    elo_ci: tuple[float, float]
+    games_per_second: float
+
+
+def seed_weights(variant: str, seed_profile: str | None) -> dict[str, float]:
+    """The weights tuning starts from: a profile's hard level, else the engine's defaults."""
+
+    if seed_profile is None:
+        return default_weights(get_variant(variant))
+
+    return dict(load_profile(seed_profile, variant).level("hard").weights)
+
+
+def tuning_level(variant: str, name: str, weights: Mapping[str, float], section: TuneSection) -> Any:
+    """A LevelProfile playing ``weights`` at the fixed tuning search setting (no weakening)."""
+
+    knobs = {"max_depth": section.max_depth, "node_budget": section.node_budget,
+             "quiescence": section.quiescence, "tt_log2": section.tt_log2}
+    return LevelProfile.from_knobs(get_variant(variant), name, dict(weights), knobs)
+
+
+def tuning_spec(variant: str, name: str, weights: Mapping[str, float], section: TuneSection) -> str:
+
+    return inline_spec(name, tuning_level(variant, name, weights, section))
+
+
+def search_space(section: TuneSection) -> tuple[list[Any], dict[str, float]]:
+    """The study's dimensions (``weight.<feature>``) and the weights fixed to one value."""
+
+    ranges: tuple[Range, ...] = parse_weight_ranges(section.weights)
+    searched = [r for r in ranges if not r.fixed]
+    fixed = {r.name: r.low for r in ranges if r.fixed}
+    space = space_from_engine(knobs=[], weights=[r.name for r in searched],
+                              ranges={f"weight.{r.name}": (r.low, r.high) for r in searched}, log=[])
+    return space, fixed
+
+
+def candidate_scores(table: pa.Table, name: str) -> tuple[list[tuple[int, float]], np.ndarray]:
+    """(pair index, pair score) steps of ``name`` and the scores, in pair order."""
+    games = games_from_color_table(table, pair_id="pair_id")
+    scores = pair_scores(games, name)
+    return scores.wilcoxon_steps(), scores.scores
+
+
+def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, Any],
+              base: Mapping[str, float], fixed: Mapping[str, float], section: TuneSection,
+              seed_spec: str) -> TrialOutcome:
+    """Play one trial in steps, reporting every pair to the pruner; tell the study the result."""
+
+    slot = trial_slot(study, trial)
+    _, sampled = split_params(params)
+    weights = {**base, **fixed, **sampled}
+    name = f"t{slot:04d}"
+    spec = tuning_spec(ctx.variant, name, weights, section)
+    stage = f"{TUNE_DIR}/trial-{slot:04d}"
+    started = time.perf_counter()
+    all_scores: list[float] = []
+    pruned_at = None
+    games = 0
+    for start in range(0, section.pairs, section.step_pairs):
+        count = min(section.step_pairs, section.pairs - start)
+        table = ctx.play(stage, [Pairing(spec, seed_spec, count, start=start, stream=TUNE_STREAM)])
+        games += table.num_rows
+        steps, scores = candidate_scores(table, name)
+        all_scores += scores.tolist()
+        pruned_at = report_pairs(trial, steps)
+        if pruned_at is not None:
+            break
+    seconds = time.perf_counter() - started
+    value = float(np.mean(all_scores)) / 2.0
+    stats = pentanomial_stats(pentanomial_counts(np.asarray(all_scores)))
+    outcome = TrialOutcome(trial.number, slot, weights, value, len(all_scores), pruned_at, _finite(stats.elo),
+                           (_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)),
+                           games / seconds if seconds > 0 else 0.0)
+    tell_trial(study, trial, value, pruned_at_step=pruned_at,
+               user_attrs={"pairs": len(all_scores), "stage": stage, "elo": outcome.elo,
+                           "elo_ci": list(outcome.elo_ci)})
+    return outcome
+
+
+def _finite(x: float, limit: float = 2000.0) -> float:
+    """Elo from a score of 0 or 1 is infinite; clip for JSON and MLflow."""
+    return float(max(-limit, min(limit, x))) if not math.isnan(x) else 0.0
+
+
+def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: TuneSection) -> dict[str, Any]:
+    """SPRT of ``spec`` against the seed on fresh openings, in steps, up to the pair cap."""
+    scores: list[float] = []
+    result = None
+    for start in range(0, section.sprt_max_pairs, section.sprt_step_pairs):
+        count = min(section.sprt_step_pairs, section.sprt_max_pairs - start)
+        table = ctx.play(f"{TUNE_DIR}/confirm", [Pairing(spec, seed_spec, count, start=start,
+                                                         stream=CONFIRM_STREAM)])
+        scores += candidate_scores(table, name)[1].tolist()
+        counts = pentanomial_counts(np.asarray(scores))
+        result = sprt(counts, section.sprt_elo0, section.sprt_elo1, section.sprt_alpha, section.sprt_beta,
+                      min_pairs=section.sprt_min_pairs)
+        if result.decision.value != "continue":
+            break
+    assert result is not None  # sprt_max_pairs >= 1
+    counts = pentanomial_counts(np.asarray(scores))
+    stats = pentanomial_stats(counts)
+    decision = {"H1": "accepted", "H0": "rejected"}.get(result.decision.value, "inconclusive")
+    return {
+        "decision": decision, "llr": result.llr, "lower": result.lower, "upper": result.upper,
+        "pairs": len(scores), "elo0": result.elo0, "elo1": result.elo1, "alpha": result.alpha,
+        "beta": result.beta, "pentanomial": [int(c) for c in counts], "score": stats.score,
+        "elo": _finite(stats.elo), "elo_ci": [_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)],
+    }
+
+
+def best_trial(study: Any) -> Any | None:
+    """The best COMPLETE trial that played all its pairs, else the best pruned one, else None."""
+    done = complete_trials(study)
+    full = [t for t in done if not t.user_attrs.get("pruned")]
+    pool = full or done
+    return max(pool, key=lambda t: (t.value, -t.number)) if pool else None
+
+
+def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, *,
+             seed_profile: str | None, tracker: Any, log: Any = None,
+             params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run (or finish) the study, confirm its best by SPRT, write and return ``tune/result.json``.
+
+    Tracked as the study's parent run (``params``: the settings to log on it) with one child
+    run per trial; a finished stage (its result file exists) is returned as it is.
+    """
+    path = ctx.run_folder / RESULT_FILE
+    done = read_result(path)
+    if done is not None:
+        return done
+    with tracker.start_study(study.study_name, params=params):
+        result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log)
+        write_result(path, result)
+        _log_result(tracker, result, ctx.run_folder)
+    return result
+
+
+def _log_result(tracker: Any, result: Mapping[str, Any], folder: Path) -> None:
+    """Best value, SPRT outcome, decision tag, result file and history plot on the parent run."""
+    metrics = {"accepted": float(result["accepted"]), "trials": float(len(result["trials"]))}
+    if result.get("best"):
+        metrics["best_value"] = float(result["best"]["value"])
+    test = result.get("sprt")
+    if test:
+        metrics.update(sprt_llr=test["llr"], sprt_pairs=float(test["pairs"]), sprt_elo=test["elo"],
+                       sprt_elo_ci_low=test["elo_ci"][0], sprt_elo_ci_high=test["elo_ci"][1])
+    tracker.log_metrics(metrics)
+    tracker.set_tags({"decision": str(result["decision"])})
+    tracker.log_artifact(folder / RESULT_FILE)
+    values = [t["value"] for t in sorted(result["trials"], key=lambda t: t["number"])]
+    if any(v is not None for v in values):
+
+        plot = optimisation_history_plot(values, folder / TUNE_DIR / "history.png", title="Weight tuning",
+                                         ylabel="score against the seed")
+        tracker.log_artifact(plot)
+
+
+def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, seed_profile: str | None,
+          tracker: Any, log: Any) -> dict[str, Any]:
+
+    base = seed_weights(ctx.variant, seed_profile)
+    seed_spec = tuning_spec(ctx.variant, SEED_NAME, base, section)
+    space, fixed = search_space(section)
+    texel = _texel_seed(ctx, section, study, {**base, **fixed}, log) if section.texel else None
+    while remaining_trials(study, n_trials) > 0:
+        trial, params = ask_trial(study, space)
+        with tracker.trial_run(trial.number, params):
+            outcome = run_trial(ctx, study, trial, params, base, fixed, section, seed_spec)
+            tracker.log_metrics({
+                "value": outcome.value, "score": outcome.value, "elo": outcome.elo,
+                "elo_ci_low": outcome.elo_ci[0], "elo_ci_high": outcome.elo_ci[1],
+                "games": 2 * outcome.pairs, "games_per_second": outcome.games_per_second,
+                "pruned": float(outcome.pruned_at is not None)}, step=trial.number)
+        if log is not None:
+            state = f"pruned at pair {outcome.pruned_at}" if outcome.pruned_at is not None else "complete"
+            log(f"tune trial {trial.number}: score {outcome.value:.3f} over {outcome.pairs} pairs "
+                f"(Elo {outcome.elo:+.0f}), {state}")
+    best = best_trial(study)
+    trials = [_trial_record(t) for t in study.get_trials(deepcopy=False)]
+    result: dict[str, Any] = {"variant": ctx.variant, "seed_weights": base, "trials": trials,
+                              "study": study.study_name, "weights": base, "accepted": False, "texel": texel}
+    if best is None:
+        result.update(best=None, sprt=None, decision="no trial finished")
+    else:
+        _, sampled = split_params(best.params)
+        weights = {**base, **fixed, **sampled}
+        slot = int(best.user_attrs.get("slot", best.number))
+        result["best"] = {"number": best.number, "slot": slot, "value": best.value, "weights": weights,
+                          "params": dict(best.params)}
+        if best.value <= 0.5:
+            result.update(sprt=None, decision="skipped: no candidate scored above the seed weights")
+        else:
+            name = f"t{slot:04d}"
+            test = confirm(ctx, name, tuning_spec(ctx.variant, name, weights, section), seed_spec, section)
+            result.update(sprt=test, decision=test["decision"])
+            if test["decision"] == "accepted":
+                result.update(weights=weights, accepted=True)
+    return result
+
+
+def _texel_seed(ctx: StageContext, section: TuneSection, study: Any, base: Mapping[str, float],
+                log: Any) -> dict[str, Any]:
+    """Run the Texel fit once (kept in tune/texel.json) and enqueue it into a fresh study."""
+
+    path = ctx.run_folder / TEXEL_FILE
+    texel = read_result(path)
+    ranges = [r for r in parse_weight_ranges(section.weights) if not r.fixed]
+    if texel is None:
+        texel = run_texel(ctx.run_folder, ctx.run_id, ctx.variant, base, ranges, section.texel_max_positions,
+                          ctx.run_seed) or {"skipped": "no ladder games in this run folder"}
+        write_result(path, texel)
+        if log is not None and "weights" in texel:
+            log(f"texel: {texel['positions']} positions, loss {texel['loss_seed']:.4f} -> "
+                f"{texel['loss_fit']:.4f}")
+    if "weights" in texel and not study.get_trials(deepcopy=False):
+        study.enqueue_trial({f"weight.{r.name}": texel["weights"][r.name] for r in ranges},
+                            user_attrs={"texel": True})
+    return texel
+
+
+def _trial_record(t: Any) -> dict[str, Any]:
+    value = t.value if t.value is not None and math.isfinite(t.value) else None
+    return {"number": t.number, "state": t.state.name, "value": value, "params": dict(t.params),
+            "pruned": bool(t.user_attrs.get("pruned", False)), "pairs": t.user_attrs.get("pairs"),
+            "slot": t.user_attrs.get("slot", t.number)}
+
+
+def tuned_weights(run_folder: Path, variant: str, seed_profile: str | None) -> dict[str, float]:
+    """The weights later stages play: the accepted tuning result, else the seed weights."""
+    done = read_result(run_folder / RESULT_FILE)
+    if done is None:
+        return seed_weights(variant, seed_profile)
+    return {k: float(v) for k, v in done["weights"].items()}
