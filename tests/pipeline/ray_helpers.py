@@ -2,8 +2,9 @@
 
 The cluster is made of real ``ray start`` processes on 127.0.0.2 (head) and 127.0.0.3 (second
 node) with token authentication (docs: /work/shared/NOTES.md). Its processes are found by the
-test's own unique temp folder in their command lines (plus their children) and stopped by
-process id, never by name.
+test's own unique temp folder in their command lines or its own unique auth token in their
+environment (daemons such as Ray's client server are re-parented and name no folder), plus their
+children, and stopped by process id, never by name.
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
 
 
 def _parent(pid: int) -> int:
@@ -85,9 +93,12 @@ class LoopbackCluster:
         )
 
     def pids(self) -> set[int]:
-        """Processes of this cluster: command line names our temp folder, or a parent does."""
+        """Processes of this cluster: the command line names our temp folder, the environment holds
+        our token, or a parent is one of those."""
         procs = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
-        ours = {pid for pid in procs if str(self.root) in _cmdline(pid)}
+        token = f"RAY_AUTH_TOKEN={self.token}".encode()
+        ours = {pid for pid in procs
+                if str(self.root) in _cmdline(pid) or token in _environ(pid).split(b"\0")}
         parents = {pid: _parent(pid) for pid in procs}
         grew = True
         while grew:

@@ -11,7 +11,7 @@ import pytest
 from pipeline.games.storage import read_games
 
 from .conftest import REPO
-from .ray_helpers import LoopbackCluster
+from .ray_helpers import LoopbackCluster, _cmdline
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +41,8 @@ def test_two_node_loopback_cluster(tmp_path: Path) -> None:
         run_dirs = list((tmp_path / "out").iterdir())
         games = read_games(tmp_path / "out", run_dirs[0].name)
         assert sorted(games.column("game_id").to_pylist()) == list(range(80))
+        left = cluster.pids()
+        assert any("ray.util.client.server" in _cmdline(pid) for pid in left)  # the finder sees daemons
     finally:
         cluster.stop()
     assert not cluster.pids()
