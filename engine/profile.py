@@ -22,6 +22,7 @@ import os
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -38,6 +39,7 @@ SCHEMA_VERSION = 1
 LEVEL_NAMES: tuple[str, ...] = ("easy", "medium", "hard")
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything near 1 MiB is not a profile
 PROFILE_DIR_ENV = "DRAUGHTS_PROFILE_DIR"
+PACKAGE_PROFILES = "profiles"  # package data folder of the shipped profiles, inside engine/
 ELO_LIMIT = 10_000.0  # |elo| and |elo_ci| bounds: finite, far beyond any real rating
 MAX_SHORT_TEXT = 256  # engine_version, hashes, run ids, experiment path
 MAX_DESCRIPTION = 10_000
@@ -548,11 +550,17 @@ def dump_profile(profile: Profile) -> str:
 
 # -- shipped profiles ---------------------------------------------------------------------------
 def profile_dir() -> Path:
-    """Where shipped profiles live: ``$DRAUGHTS_PROFILE_DIR`` or the repo's configs/profiles."""
+    """Where shipped profiles live: ``$DRAUGHTS_PROFILE_DIR``, else the package data folder
+    ``engine/profiles`` (found through :mod:`importlib.resources`, so it works wherever the
+    engine is installed, with no checkout of the repository)."""
     override = os.environ.get(PROFILE_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[1] / "configs" / "profiles"
+    folder = resources.files("engine").joinpath(PACKAGE_PROFILES)
+    if not isinstance(folder, Path):  # e.g. imported from a zip file: no file system path
+        raise ProfileError(f"the shipped profiles {str(folder)!r} are not on a file system; "
+                           f"set ${PROFILE_DIR_ENV} to a folder holding them")
+    return folder
 
 
 def shipped_profile_path(variant: Variant | str) -> Path:

@@ -19,7 +19,7 @@ from engine.profile import shipped_profile
 from engine.variants import Color
 
 REPO = Path(__file__).resolve().parents[2]
-OTHER = REPO / "configs" / "profiles" / "english-otherproduct.json"
+OTHER = REPO / "engine" / "profiles" / "english-otherproduct.json"
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -77,7 +77,7 @@ FAST_BUDGET = 3000
 def _fast_profiles(target: Path) -> None:
     """Shipped profiles with node budgets capped, so a bestmove or a computer move is quick."""
     target.mkdir()
-    for source in (REPO / "configs" / "profiles").glob("*.json"):
+    for source in (REPO / "engine" / "profiles").glob("*.json"):
         doc = json.loads(source.read_text(encoding="utf-8"))
         for level in doc["levels"].values():
             level["search"]["node_budget"] = min(level["search"]["node_budget"], FAST_BUDGET)
