@@ -247,6 +247,8 @@ def _run_play(args: argparse.Namespace) -> int:
 def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=int, default=None,
                         help="search every bench position to this depth instead of its own")
+    parser.add_argument("--variant", default=None,
+                        help="bench only this variant's positions (default: every variant)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -254,11 +256,12 @@ def _run_bench(args: argparse.Namespace) -> int:
     from engine import __version__
     from engine.bench import run_bench
 
-    result = run_bench(args.depth)
+    result = run_bench(args.depth, None if args.variant is None else [args.variant])
     if args.json:
         print(json.dumps({
             "engine_version": __version__,
             "signature": result.signature,
+            "signatures": result.signatures,
             "nodes": result.nodes,
             "seconds": round(result.seconds, 6),
             "nps": round(result.nps),
@@ -272,6 +275,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     print(f"Total time (s)  : {result.seconds:.3f}")
     print(f"Nodes searched  : {result.nodes}")
     print(f"Nodes/second    : {result.nps:.0f}")
+    for variant, signature in result.signatures.items():
+        print(f"Signature {variant:<14}: {signature}")
     print(f"bench signature {result.signature}")
     return EXIT_OK
 
@@ -280,5 +285,5 @@ register(Command("bestmove", "search a position at a difficulty level and print 
                  _bestmove_arguments, _run_bestmove))
 register(Command("play", "play a game against a difficulty level in the terminal",
                  _play_arguments, _run_play))
-register(Command("bench", "search fixed positions; the total node count is the search signature",
+register(Command("bench", "search fixed positions; node counts are the signatures (per variant, total)",
                  _bench_arguments, _run_bench))
