@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.cli import EXIT_OK, Command, add_fen_argument, add_variant_argument, register
 from engine.errors import MoveError
+from engine.params import describe_knobs
 from engine.profile import LEVEL_NAMES, LevelProfile, load_profile, shipped_profile
 from engine.variants import Color, Variant, get_variant
 
@@ -34,10 +35,13 @@ def load_cli_level(variant: Variant, level: str, profile_path: str | None) -> Le
 
 
 def _level_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument("--level", required=required, choices=LEVEL_NAMES, help="difficulty level")
+    parser.add_argument("--level", required=required, choices=LEVEL_NAMES,
+                        help="difficulty level: evaluation weights plus the knobs listed below")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="profile JSON file (default: the shipped profile of the variant)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the level's random choices (>= 0)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = f"A level of a profile file sets these knobs:\n{describe_knobs()}"
 
 
 # -- bestmove -----------------------------------------------------------------------------------
@@ -237,9 +241,8 @@ def _run_play(args: argparse.Namespace) -> int:
     board = Board(variant, args.fen)
     level = load_cli_level(variant, args.level, args.profile)
     human = variant.first_player if args.color is None else Color[args.color.upper()]
-    strongest = dataclasses.replace(level, noise_sigma=0.0, random_move_prob=0.0, top_k=0, temperature=0.0)
-    game = TerminalGame(board, Player(level, seed=args.seed), Player(strongest, seed=args.seed), human,
-                        args.level, sys.stdin, sys.stdout)
+    computer, hinter = Player(level, seed=args.seed), Player(level.unweakened(), seed=args.seed)
+    game = TerminalGame(board, computer, hinter, human, args.level, sys.stdin, sys.stdout)
     return game.run()
 
 
