@@ -1,4 +1,4 @@
-"""``python -m engine``: see :mod:`engine.cli`."""
+"""``python -m engine``: see :mod:`engine.cli`; this process gets :func:`engine.runtime.configure_process`."""
 
 from __future__ import annotations
 
@@ -7,4 +7,4 @@ import sys
 from engine.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(configure=True))

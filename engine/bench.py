@@ -1,19 +1,24 @@
-"""Bench: fixed positions searched to fixed depths; the total node count is the SIGNATURE.
+"""Bench: fixed positions searched to fixed depths; node counts are the SIGNATURES.
 
-As in Stockfish, the signature changes only when search behaviour changes (move ordering,
+As in Stockfish, a signature changes only when search behaviour changes (move ordering,
 pruning, evaluation, rules), never with the machine's speed, so it goes into a profile's
-provenance and into commit messages. Every position gets a fresh searcher with default
-weights, a fixed transposition table size, quiescence on, no weakening and a node budget
-that never binds.
+provenance and into commit messages. Each variant has its own signature, the node count of
+its own positions (:func:`bench_signature`): a profile carries its variant's, so a change to
+one variant's rules or evaluation invalidates exactly that variant's profiles. The total over
+every position is the signature of the whole engine (``python -m engine bench``). Every
+position gets a fresh searcher with default weights, a fixed transposition table size,
+quiescence on, no weakening and a node budget that never binds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.errors import DraughtsError
 from engine.features import default_weights, weight_vector
 from engine.params import PARAM_INDEX
+from engine.variants import Variant, get_variant
 
 BENCH_TT_LOG2 = 16
 BENCH_NODE_BUDGET = int(PARAM_INDEX["node_budget"].high)  # high enough never to bind here
@@ -68,7 +73,7 @@ class BenchRow:
 
 @dataclass(frozen=True)
 class BenchResult:
-    """All rows plus the totals; ``nodes`` is the signature."""
+    """All rows plus the totals; ``nodes`` is the whole engine's signature."""
 
     rows: tuple[BenchRow, ...]
     nodes: int
@@ -76,7 +81,16 @@ class BenchResult:
 
     @property
     def signature(self) -> int:
+        """The total node count over every row (the engine's signature)."""
         return self.nodes
+
+    @property
+    def signatures(self) -> dict[str, int]:
+        """Each benched variant's signature (its rows' node count), in bench order."""
+        out: dict[str, int] = {}
+        for row in self.rows:
+            out[row.variant] = out.get(row.variant, 0) + row.nodes
+        return out
 
     @property
     def nps(self) -> float:
@@ -98,11 +112,35 @@ def _bench_one(entry: BenchPosition, depth: int) -> BenchRow:
                     None if move is None else move.pdn)
 
 
-def run_bench(depth: int | None = None) -> BenchResult:
-    """Search every bench position (to ``depth`` if given, else its own depth) and total the nodes."""
+def bench_positions(variant: Variant | str) -> tuple[BenchPosition, ...]:
+    """The bench positions of one variant (name or alias); every variant has some."""
+    chosen = get_variant(variant)
+    return tuple(entry for entry in BENCH_POSITIONS if entry.variant == chosen.name)
+
+
+def run_bench(depth: int | None = None, variants: Iterable[Variant | str] | None = None) -> BenchResult:
+    """Search the bench positions (of ``variants`` only, if given) and total the nodes.
+
+    Each position is searched to ``depth`` if given, else to its own depth.
+    """
     if depth is not None and (isinstance(depth, bool) or not 1 <= depth <= MAX_BENCH_DEPTH):
         raise DraughtsError(f"bench depth must be 1..{MAX_BENCH_DEPTH}, got {depth!r}")
-    _bench_one(BENCH_POSITIONS[0], 1)  # warm-up: load or compile the kernel outside the timing
-    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth) for entry in BENCH_POSITIONS)
+    entries = BENCH_POSITIONS
+    if variants is not None:
+        chosen = list(variants)
+        names = {get_variant(v).name for v in chosen}
+        entries = tuple(entry for entry in BENCH_POSITIONS if entry.variant in names)
+        if not entries:
+            raise DraughtsError(f"bench: no variant chosen, got {chosen!r}")
+    _bench_one(entries[0], 1)  # warm-up: load or compile the kernel outside the timing
+    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth) for entry in entries)
     seconds = sum(row.seconds for row in rows)
     return BenchResult(rows, sum(row.nodes for row in rows), seconds)
+
+
+def bench_signature(variant: Variant | str) -> int:
+    """The signature of one variant: the node count of its own bench positions at their depths.
+
+    What a profile of that variant records in ``provenance.bench_signature``.
+    """
+    return run_bench(variants=[variant]).signature

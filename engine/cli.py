@@ -198,12 +198,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one verb; DraughtsError (bad input from anywhere) -> one line on stderr, exit 2."""
+def main(argv: Sequence[str] | None = None, *, configure: bool = False) -> int:
+    """Run one verb; DraughtsError (bad input from anywhere) -> one line on stderr, exit 2.
+
+    ``configure``: once the arguments parse, apply :func:`engine.runtime.configure_process`
+    (process-wide tuning). ``python -m engine`` owns its process and passes True; in-process
+    callers (tests, other programs) keep the default and their process untouched.
+    """
     try:
         _load_extensions()
         parser = build_parser()
         args = parser.parse_args(argv)
+        if configure:
+            from engine.runtime import configure_process
+
+            configure_process()
         run: Callable[[argparse.Namespace], int] = args._run
         return run(args)
     except DraughtsError as err:

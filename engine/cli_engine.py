@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from engine.cli import EXIT_OK, Command, add_fen_argument, add_variant_argument, register
 from engine.errors import MoveError
+from engine.params import describe_knobs
 from engine.profile import LEVEL_NAMES, LevelProfile, load_profile, shipped_profile
 from engine.variants import Color, Variant, get_variant
 
@@ -34,10 +35,13 @@ def load_cli_level(variant: Variant, level: str, profile_path: str | None) -> Le
 
 
 def _level_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument("--level", required=required, choices=LEVEL_NAMES, help="difficulty level")
+    parser.add_argument("--level", required=required, choices=LEVEL_NAMES,
+                        help="difficulty level: evaluation weights plus the knobs listed below")
     parser.add_argument("--profile", default=None, metavar="FILE",
                         help="profile JSON file (default: the shipped profile of the variant)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the level's random choices (>= 0)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = f"A level of a profile file sets these knobs:\n{describe_knobs()}"
 
 
 # -- bestmove -----------------------------------------------------------------------------------
@@ -237,9 +241,8 @@ def _run_play(args: argparse.Namespace) -> int:
     board = Board(variant, args.fen)
     level = load_cli_level(variant, args.level, args.profile)
     human = variant.first_player if args.color is None else Color[args.color.upper()]
-    strongest = dataclasses.replace(level, noise_sigma=0.0, random_move_prob=0.0, top_k=0, temperature=0.0)
-    game = TerminalGame(board, Player(level, seed=args.seed), Player(strongest, seed=args.seed), human,
-                        args.level, sys.stdin, sys.stdout)
+    computer, hinter = Player(level, seed=args.seed), Player(level.unweakened(), seed=args.seed)
+    game = TerminalGame(board, computer, hinter, human, args.level, sys.stdin, sys.stdout)
     return game.run()
 
 
@@ -247,6 +250,8 @@ def _run_play(args: argparse.Namespace) -> int:
 def _bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=int, default=None,
                         help="search every bench position to this depth instead of its own")
+    parser.add_argument("--variant", default=None,
+                        help="bench only this variant's positions (default: every variant)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -254,11 +259,12 @@ def _run_bench(args: argparse.Namespace) -> int:
     from engine import __version__
     from engine.bench import run_bench
 
-    result = run_bench(args.depth)
+    result = run_bench(args.depth, None if args.variant is None else [args.variant])
     if args.json:
         print(json.dumps({
             "engine_version": __version__,
             "signature": result.signature,
+            "signatures": result.signatures,
             "nodes": result.nodes,
             "seconds": round(result.seconds, 6),
             "nps": round(result.nps),
@@ -272,6 +278,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     print(f"Total time (s)  : {result.seconds:.3f}")
     print(f"Nodes searched  : {result.nodes}")
     print(f"Nodes/second    : {result.nps:.0f}")
+    for variant, signature in result.signatures.items():
+        print(f"Signature {variant:<14}: {signature}")
     print(f"bench signature {result.signature}")
     return EXIT_OK
 
@@ -280,5 +288,5 @@ register(Command("bestmove", "search a position at a difficulty level and print 
                  _bestmove_arguments, _run_bestmove))
 register(Command("play", "play a game against a difficulty level in the terminal",
                  _play_arguments, _run_play))
-register(Command("bench", "search fixed positions; the total node count is the search signature",
+register(Command("bench", "search fixed positions; node counts are the signatures (per variant, total)",
                  _bench_arguments, _run_bench))

@@ -33,3 +33,7 @@ class PdnError(DraughtsError):
 
 class ProfileError(DraughtsError):
     """A difficulty profile file that fails strict validation."""
+
+
+class DeclarationError(DraughtsError):
+    """A knob or feature declaration that contradicts itself or leaves a variant out."""

@@ -9,11 +9,14 @@ Black. The order of ``FEATURES`` is the order of the weight vector.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
 
+from engine.errors import DeclarationError
 from engine.variants import Variant
 
 
@@ -94,20 +97,44 @@ _FLYING_8X8 = {
 }
 _INTERNATIONAL = dict(_FLYING_8X8, advance=2.0, back_rank=4.0)
 
-_DEFAULTS_BY_NAME = {
-    "english": _ENGLISH,
-    "suicide": _SUICIDE,
-    "brazilian": _FLYING_8X8,
-    "russian": _FLYING_8X8,
-    "international": _INTERNATIONAL,
-}
+#: The starting weights of each variant, by variant name; a feature left out weighs 0. Every
+#: variant of ``engine.variants.VARIANTS`` needs an entry: a variant without one is an error,
+#: never a silent borrowing of another variant's weights.
+DEFAULT_WEIGHTS: Mapping[str, Mapping[str, float]] = MappingProxyType({
+    "english": MappingProxyType(_ENGLISH),
+    "suicide": MappingProxyType(_SUICIDE),
+    "brazilian": MappingProxyType(_FLYING_8X8),
+    "russian": MappingProxyType(_FLYING_8X8),
+    "international": MappingProxyType(_INTERNATIONAL),
+})
+
+
+def _check_defaults(table: Mapping[str, Mapping[str, float]]) -> None:
+    """Each declared weight names a feature and lies in its range (a typo would weigh 0)."""
+    ranges = {f.name: (f.low, f.high) for f in FEATURES}
+    for variant, weights in table.items():
+        for name, value in weights.items():
+            if name not in ranges:
+                raise DeclarationError(f"default weights of {variant!r}: unknown feature {name!r}")
+            low, high = ranges[name]
+            if not low <= value <= high:
+                raise DeclarationError(f"default weights of {variant!r}: {name} = {value!r} is outside "
+                                       f"[{low}, {high}]")
+
+
+_check_defaults(DEFAULT_WEIGHTS)
 
 
 def default_weights(variant: Variant) -> dict[str, float]:
-    """The starting weights of ``variant`` (every feature present; unnamed ones 0)."""
-    # Defaults are data keyed by variant name (a table, not rule code).
-    chosen = _DEFAULTS_BY_NAME.get(variant.name, _FLYING_8X8)
-    return {f.name: float(chosen.get(f.name, 0.0)) for f in FEATURES}
+    """The starting weights of ``variant`` (every feature present; undeclared ones 0).
+
+    DeclarationError if ``DEFAULT_WEIGHTS`` has no entry for the variant.
+    """
+    declared = DEFAULT_WEIGHTS.get(variant.name)
+    if declared is None:
+        raise DeclarationError(f"no default evaluation weights declared for variant {variant.name!r}; "
+                               "add them to engine.features.DEFAULT_WEIGHTS")
+    return {f.name: float(declared.get(f.name, 0.0)) for f in FEATURES}
 
 
 def weight_vector(weights: dict[str, float]) -> npt.NDArray[np.float64]:

@@ -15,6 +15,7 @@ Every value is bounded by the declarations, so no profile can make the search un
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -22,6 +23,7 @@ import os
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -31,13 +33,14 @@ import numpy.typing as npt
 from engine import __version__
 from engine.errors import ProfileError
 from engine.features import FEATURES, default_weights, weight_vector
-from engine.params import PARAMS, Param, default_knobs
+from engine.params import GROUPS, PARAMS, Param, default_knobs, params_of
 from engine.variants import VARIANTS, Variant, get_variant
 
 SCHEMA_VERSION = 1
 LEVEL_NAMES: tuple[str, ...] = ("easy", "medium", "hard")
 MAX_PROFILE_BYTES = 1 << 20  # a profile is a few kB; anything near 1 MiB is not a profile
 PROFILE_DIR_ENV = "DRAUGHTS_PROFILE_DIR"
+PACKAGE_PROFILES = "profiles"  # package data folder of the shipped profiles, inside engine/
 ELO_LIMIT = 10_000.0  # |elo| and |elo_ci| bounds: finite, far beyond any real rating
 MAX_SHORT_TEXT = 256  # engine_version, hashes, run ids, experiment path
 MAX_DESCRIPTION = 10_000
@@ -46,8 +49,7 @@ MAX_BENCH_SIGNATURE = 2**63 - 1
 SHIPPED_SUFFIXES: tuple[str, ...] = ("", "-baseline", "-start")
 
 Knob = int | float | bool
-_GROUPS: tuple[str, ...] = ("search", "weakening")
-_LEVEL_KEYS: tuple[str, ...] = ("weights", *_GROUPS)
+_LEVEL_KEYS: tuple[str, ...] = ("weights", *GROUPS)
 _TOP_KEYS: tuple[str, ...] = ("schema_version", "variant", "levels", "provenance")
 _PROVENANCE_KEYS: tuple[str, ...] = (
     "engine_version",
@@ -105,10 +107,6 @@ def _show(value: object) -> str:
         return _SHOW.repr(value)
     except ValueError:  # an int too long to print (sys.get_int_max_str_digits)
         return f"<{type(value).__name__} too long to print>"
-
-
-def _params_of(group: str) -> tuple[Param, ...]:
-    return tuple(p for p in PARAMS if p.group == group)
 
 
 class _Where:
@@ -182,7 +180,10 @@ class LevelProfile:
     """One playing strength: evaluation weights plus every search and weakening knob.
 
     Construction validates everything against the declaration tables (so even a profile
-    built in code, e.g. by the tuner, is bounded); weights are stored read-only.
+    built in code, e.g. by the tuner, is bounded); weights are stored read-only. The knob
+    fields are those of ``engine.params.PARAMS`` in order, typed by their kind, so that code
+    reading ``level.max_depth`` is statically typed; a test holds the two equal, and every
+    check loops over PARAMS.
     """
 
     variant: Variant
@@ -232,11 +233,17 @@ class LevelProfile:
         """Every knob of ``engine.params.PARAMS`` by name, in declaration order."""
         return {p.name: getattr(self, p.name) for p in PARAMS}
 
+    def unweakened(self) -> LevelProfile:
+        """This level at full strength: every knob that weakens when raised set to its lowest
+        value (its off position), the search knobs unchanged. A hint's player, for example."""
+        off = {p.name: p.low for p in PARAMS if p.direction == "weaker"}
+        return dataclasses.replace(self, **off)  # type: ignore[arg-type]
+
     def to_json(self) -> dict[str, Any]:
         """The level as it appears in a profile file (``weights``, ``search``, ``weakening``)."""
         out: dict[str, Any] = {"weights": {f.name: self.weights[f.name] for f in FEATURES}}
-        for group in _GROUPS:
-            out[group] = {p.name: getattr(self, p.name) for p in _params_of(group)}
+        for group in GROUPS:
+            out[group] = {p.name: getattr(self, p.name) for p in params_of(group)}
         return out
 
     def profile_hash(self) -> str:
@@ -266,7 +273,11 @@ class LevelProvenance:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a profile came from: engine, bench signature, run config, tracking run, experiment."""
+    """Where a profile came from: engine, bench signature, run config, tracking run, experiment.
+
+    ``bench_signature`` is ``engine.bench.bench_signature`` of the profile's variant in the
+    engine that measured it (None for a hand-written profile).
+    """
 
     engine_version: str = __version__
     bench_signature: int | None = None
@@ -348,8 +359,8 @@ def _parse_level(where: _Where, variant: Variant, name: str, value: object) -> L
     obj = where.obj(value, path, _LEVEL_KEYS)
     weights = _check_weights(where, obj["weights"], f"{path}.weights")
     knobs: dict[str, Knob] = {}
-    for group in _GROUPS:
-        params = _params_of(group)
+    for group in GROUPS:
+        params = params_of(group)
         section = where.obj(obj[group], f"{path}.{group}", tuple(p.name for p in params))
         for p in params:
             knobs[p.name] = where.param(p, section[p.name], f"{path}.{group}.{p.name}")
@@ -548,11 +559,17 @@ def dump_profile(profile: Profile) -> str:
 
 # -- shipped profiles ---------------------------------------------------------------------------
 def profile_dir() -> Path:
-    """Where shipped profiles live: ``$DRAUGHTS_PROFILE_DIR`` or the repo's configs/profiles."""
+    """Where shipped profiles live: ``$DRAUGHTS_PROFILE_DIR``, else the package data folder
+    ``engine/profiles`` (found through :mod:`importlib.resources`, so it works wherever the
+    engine is installed, with no checkout of the repository)."""
     override = os.environ.get(PROFILE_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[1] / "configs" / "profiles"
+    folder = resources.files("engine").joinpath(PACKAGE_PROFILES)
+    if not isinstance(folder, Path):  # e.g. imported from a zip file: no file system path
+        raise ProfileError(f"the shipped profiles {str(folder)!r} are not on a file system; "
+                           f"set ${PROFILE_DIR_ENV} to a folder holding them")
+    return folder
 
 
 def shipped_profile_path(variant: Variant | str) -> Path:
@@ -591,7 +608,7 @@ def _number_schema(kind: str, low: float, high: float) -> dict[str, Any]:
 
 def _param_schema(p: Param) -> dict[str, Any]:
     schema = {"type": "boolean"} if p.kind == "bool" else _number_schema(p.kind, p.low, p.high)
-    return {"description": p.meaning, **schema}
+    return {"description": f"{p.meaning}; {p.effect()}", "default": p.default, **schema}
 
 
 def _closed(properties: dict[str, Any], description: str | None = None) -> dict[str, Any]:
@@ -616,8 +633,8 @@ def profile_json_schema() -> dict[str, Any]:
     weights = _closed({f.name: {"description": f.meaning, **_number_schema("float", f.low, f.high)}
                        for f in FEATURES}, "evaluation weights, in engine.features.FEATURES")
     level_props: dict[str, Any] = {"weights": {"$ref": "#/$defs/weights"}}
-    for group in _GROUPS:
-        level_props[group] = _closed({p.name: _param_schema(p) for p in _params_of(group)})
+    for group in GROUPS:
+        level_props[group] = _closed({p.name: _param_schema(p) for p in params_of(group)})
     level_provenance = _closed({
         "elo": {"type": ["number", "null"], "minimum": -ELO_LIMIT, "maximum": ELO_LIMIT},
         "elo_ci": {"type": ["array", "null"], "prefixItems": [elo, elo], "items": False,
@@ -631,7 +648,9 @@ def profile_json_schema() -> dict[str, Any]:
     }
     provenance = _closed({
         "engine_version": short,
-        "bench_signature": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_BENCH_SIGNATURE},
+        "bench_signature": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_BENCH_SIGNATURE,
+                            "description": "engine.bench.bench_signature of the profile's variant in the "
+                                           "engine that measured it; null for hand-written profiles"},
         "source_config_hash": nullable_short,
         "tracking_run_id": nullable_short,
         "experiment": nullable_short,

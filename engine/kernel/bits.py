@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core.extending import intrinsic
 from numba.cpython.unsafe.numbers import trailing_zeros
+
+from engine.kernel.jit import njit
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.kernel.bits import ONE, ZERO, lowest_bit, popcount
+from engine.kernel.jit import njit
 from engine.kernel.movegen import count_quiet
 from engine.kernel.tables import (
     M_CENTER,

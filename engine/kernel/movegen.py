@@ -18,9 +18,9 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.kernel.bits import ONE, ZERO, bit, lowest_bit, popcount, step
+from engine.kernel.jit import njit
 from engine.kernel.tables import (
     M_BOARD,
     M_PROMO_BLACK,

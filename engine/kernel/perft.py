@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from engine.errors import DraughtsError
+from engine.kernel.jit import njit
 from engine.kernel.movegen import (
     MV_CAP,
     MV_FROM,

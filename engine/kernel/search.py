@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit, types
+from numba import types
 
 from engine.kernel.bits import ONE, ZERO, lowest_bit, popcount
 from engine.kernel.evaluate import evaluate
+from engine.kernel.jit import njit
 from engine.kernel.movegen import (
     MV_CAP,
     MV_FROM,

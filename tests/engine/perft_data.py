@@ -1,4 +1,4 @@
-"""Published perft counts from the standard starting positions (RULES.md, issue #2)."""
+"""Published perft counts from the standard starting positions (RULES.md)."""
 
 PERFT_START: dict[str, list[int]] = {
     "english": [7, 49, 302, 1469, 7361, 36768, 179740, 845931, 3963680, 18391564, 85242128, 388623673],

@@ -1,13 +1,19 @@
-"""Bench: fixed positions, a node-count signature that repeats exactly, depth checks."""
+"""Bench: fixed positions, node-count signatures (per variant and total) that repeat exactly,
+depth checks, and the shipped profiles' signatures."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from engine.bench import BENCH_POSITIONS, run_bench
+from engine.bench import BENCH_POSITIONS, bench_positions, bench_signature, run_bench
 from engine.board import Board
 from engine.errors import DraughtsError
-from engine.variants import variant_names
+from engine.profile import load_profile
+from engine.variants import get_variant, variant_names
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "engine" / "profiles").glob("*.json"))
 
 
 def test_positions_are_valid_and_cover_every_variant() -> None:
@@ -41,3 +47,38 @@ def test_default_bench_repeats() -> None:
     first, second = run_bench(), run_bench()
     assert first.signature == second.signature
     assert [row.depth for row in first.rows] == [entry.depth for entry in BENCH_POSITIONS]
+
+
+def test_signatures_are_per_variant() -> None:
+    every = run_bench(depth=4)
+    assert list(every.signatures) == list(dict.fromkeys(entry.variant for entry in BENCH_POSITIONS))
+    assert sum(every.signatures.values()) == every.signature
+    for variant in variant_names():
+        alone = run_bench(depth=4, variants=[variant])
+        assert [row.variant for row in alone.rows] == [variant] * len(bench_positions(variant))
+        assert alone.signatures == {variant: alone.signature} and alone.signature == every.signatures[variant]
+    pair = run_bench(depth=4, variants=["checkers", get_variant("suicide")])  # aliases and Variants
+    assert pair.signatures == {"english": every.signatures["english"], "suicide": every.signatures["suicide"]}
+    with pytest.raises(DraughtsError, match=r"no variant chosen, got \[\]"):
+        run_bench(variants=[])
+    with pytest.raises(DraughtsError, match="'frisian'"):
+        run_bench(variants=["frisian"])
+
+
+def test_bench_signature_counts_only_its_variant() -> None:
+    every = run_bench()
+    for variant in variant_names():
+        assert bench_signature(variant) == every.signatures[variant]
+    assert len(set(every.signatures.values())) == len(every.signatures)  # they tell variants apart
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_profile_carries_its_variants_signature(path: Path) -> None:
+    """A search or rules change in one variant fails exactly that variant's profiles: recalibrate
+    them (or, if the change is known not to alter play, re-export with the new signature)."""
+    profile = load_profile(path)
+    recorded = profile.provenance.bench_signature
+    if recorded is None:
+        assert profile.provenance.levels["easy"].elo is None  # hand-written, never measured
+        return
+    assert bench_signature(profile.variant) == recorded

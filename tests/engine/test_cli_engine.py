@@ -19,7 +19,7 @@ from engine.profile import shipped_profile
 from engine.variants import Color
 
 REPO = Path(__file__).resolve().parents[2]
-OTHER = REPO / "configs" / "profiles" / "english-otherproduct.json"
+OTHER = REPO / "engine" / "profiles" / "english-otherproduct.json"
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -128,9 +128,12 @@ def test_bench_json_repeats_subprocess() -> None:
         assert done.returncode == 0, done.stderr
         reports.append(json.loads(done.stdout))
     first, second = reports
-    for key in ("nodes", "seconds", "nps", "signature", "positions"):
+    for key in ("nodes", "seconds", "nps", "signature", "signatures", "positions"):
         assert key in first
     assert first["nodes"] == second["nodes"] == first["signature"] > 0
+    assert first["signatures"] == second["signatures"]
+    assert sorted(first["signatures"]) == sorted({row["variant"] for row in first["positions"]})
+    assert sum(first["signatures"].values()) == first["signature"]
     assert [row["nodes"] for row in first["positions"]] == [row["nodes"] for row in second["positions"]]
 
 
@@ -138,6 +141,14 @@ def test_bench_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--depth", "3"]) == 0
     out = capsys.readouterr().out
     assert "Nodes searched" in out and "bench signature" in out
+    assert re.search(r"^Signature russian +: \d+$", out, re.MULTILINE)
+
+
+def test_bench_one_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--depth", "3", "--variant", "checkers", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["signatures"] == {"english": report["signature"]}
+    assert {row["variant"] for row in report["positions"]} == {"english"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -171,6 +182,7 @@ def bad_profile(tmp_path: Path) -> Path:
         (["play", "--variant", "english", "--level", "hard", "--profile", "BAD"], "node_budget"),
         (["bench", "--depth", "0"], "0"),
         (["bench", "--depth", "ten"], "ten"),
+        (["bench", "--variant", "frisian"], "frisian"),
     ],
 )
 def test_bad_input_exit_2(args: list[str], needle: str, bad_profile: Path,

@@ -38,10 +38,10 @@ from engine.profile import (
 from engine.variants import VARIANTS, Variant, get_variant
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILES = REPO / "configs" / "profiles"
+PROFILES = REPO / "engine" / "profiles"
 SCHEMA_FILE = REPO / "configs" / "profile.schema.json"
 SHIPPED_FILES = sorted(PROFILES.glob("*.json"))
-#: Calibrated profiles written by the pipeline's export (issue #6); the rest are hand-written
+#: Calibrated profiles written by the pipeline's export; the rest are hand-written
 #: starting points (product baseline, other product, per-variant starts) with default weights.
 CALIBRATED_FILES = sorted(p for p in SHIPPED_FILES if "-" not in p.stem)
 HAND_WRITTEN_FILES = sorted(p for p in SHIPPED_FILES if "-" in p.stem)

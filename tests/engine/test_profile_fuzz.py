@@ -28,7 +28,7 @@ from engine.profile import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-BASELINE_TEXT = (REPO / "configs" / "profiles" / "english-baseline.json").read_text()
+BASELINE_TEXT = (REPO / "engine" / "profiles" / "english-baseline.json").read_text()
 BASELINE: dict[str, Any] = json.loads(BASELINE_TEXT)
 
 FAST = settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])

@@ -79,7 +79,7 @@ FAST_BUDGET = 3000
 def _fast_profiles(target: Path) -> None:
     """Shipped profiles with node budgets capped, so a bestmove or a computer move is quick."""
     target.mkdir()
-    for source in (REPO / "configs" / "profiles").glob("*.json"):
+    for source in (REPO / "engine" / "profiles").glob("*.json"):
         doc = json.loads(source.read_text(encoding="utf-8"))
         for level in doc["levels"].values():
             level["search"]["node_budget"] = min(level["search"]["node_budget"], FAST_BUDGET)
@@ -117,10 +117,10 @@ def _perft_stub(real: Callable[..., int]) -> Callable[..., int]:
 
 
 def _bench_stub(real: Callable[..., Any]) -> Callable[..., Any]:
-    def run_bench(depth: int | None = None) -> Any:
+    def run_bench(depth: int | None = None, variants: Any = None) -> Any:
         if depth is None or (isinstance(depth, int) and 2 < depth <= engine.bench.MAX_BENCH_DEPTH):
             raise Accepted(f"bench depth {depth}")
-        return real(depth)
+        return real(depth, variants)
 
     return run_bench
 
@@ -261,6 +261,7 @@ def engine_argv(draw: st.DrawFn) -> tuple[list[str], str]:
         argv += draw(st.sampled_from([[], ["--color", "white"], ["--color", "black"]]))
     if verb == "bench":
         argv += draw(st.sampled_from([[], ["--depth", "1"], ["--depth", "2"], ["--depth", "9"]]))
+        argv += draw(st.sampled_from([[], ["--variant", variant]]))
     if verb in ("perft", "moves", "bestmove", "bench"):
         argv += draw(st.sampled_from([[], ["--json"]]))
     if verb == "moves" and variant in ("brazilian", "russian"):  # the variants with algebraic squares

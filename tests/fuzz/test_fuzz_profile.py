@@ -47,7 +47,7 @@ from tests.fuzz.conftest import (
 )
 
 PARSER = "profile"
-SHIPPED = sorted((REPO / "configs" / "profiles").glob("*.json"))
+SHIPPED = sorted((REPO / "engine" / "profiles").glob("*.json"))
 SHIPPED_TEXT = [path.read_text(encoding="utf-8") for path in SHIPPED]
 LEVELS = ("easy", "medium", "hard")
 ELO_LIMIT = 10_000.0
@@ -472,4 +472,4 @@ def check_missing_file(path: Path) -> None:
 
 def test_regression_profile_path_with_nul_byte() -> None:
     with pytest.raises(ProfileError):
-        load_profile("configs/profiles/english\x00.json")
+        load_profile("engine/profiles/english\x00.json")

@@ -224,10 +224,3 @@ def test_empty_batch() -> None:
         assert len(generate_moves(variant, empty)) == 0
         assert len(count_moves(variant, empty)) == 0
         assert len(expand(variant, empty)) == 0
-
-
-def test_tune_allocator_is_idempotent() -> None:
-    from engine.batch import tune_allocator
-
-    first = tune_allocator()
-    assert tune_allocator() == first
