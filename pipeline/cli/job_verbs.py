@@ -88,17 +88,20 @@ def _run_folder(run: str, output: str | None) -> Path:
 def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", metavar="RUN", help="run id (under --output) or run folder")
     p.add_argument("--output", help="output root holding the run (default: runs)")
-    p.add_argument("--profiles-dir", default="configs/profiles",
-                   help="folder of <variant>.json (default: configs/profiles)")
+    p.add_argument("--profiles-dir",
+                   help="folder of <variant>.json (default: the engine's shipped profiles, engine/profiles, "
+                        "or $DRAUGHTS_PROFILE_DIR)")
     p.add_argument("--description", default="",
                    help="free text for the profile's provenance, e.g. the experiment write-up it ships with")
 
 
 @command("export", "write a run's levels as <profiles-dir>/<variant>.json and verify it", _export_args)
 def _export(args: argparse.Namespace) -> int:
-    from pipeline.job.export import export_run  # heavy, see docstring
+    from engine.profile import profile_dir  # heavy, see docstring
+    from pipeline.job.export import export_run
 
-    result = export_run(_run_folder(args.run, args.output), args.profiles_dir, description=args.description)
+    result = export_run(_run_folder(args.run, args.output), args.profiles_dir or profile_dir(),
+                        description=args.description)
     levels = ", ".join(f"{name} {elo:+.0f} [{low:+.0f}, {high:+.0f}]"
                        for name, (elo, low, high) in result.levels.items())
     print(f"exported {result.path} ({result.variant}; bench signature {result.bench_signature}; reloaded "

@@ -392,7 +392,7 @@ class ExportSection:
 
     profiles_dir: str | None = setting(
         None, doc="folder of <variant>.json (default: <run folder>/profiles; ship with "
-                  "'python -m pipeline export RUN --profiles-dir configs/profiles')", check=non_empty,
+                  "'python -m pipeline export RUN', which writes to engine/profiles)", check=non_empty,
         hashed=False)
     description: str = setting("", doc="free text stored in the profile's provenance", hashed=False)
 

@@ -1,8 +1,9 @@
 """Export the calibrated levels as the engine's profile file, then prove the engine can load it.
 
 ``<profiles-dir>/<variant>.json`` gets the three calibrated levels, the measured Elo ± CI of
-each, and provenance: engine version, bench signature (``engine.bench.run_bench``), config
-hash, MLflow run id and experiment. The file is written atomically, then RELOADED through the
+each, and provenance: engine version, the bench signature of its variant
+(``engine.bench.bench_signature``), config hash, MLflow run id and experiment. The file is
+written atomically, then RELOADED through the
 engine's strict loader (``engine.profile.load_profile``) and its bench signature compared with
 the running engine's: a profile measured with a different search is refused, not shipped.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
-from engine.bench import run_bench
+from engine import bench
 from engine.profile import (
     LEVEL_NAMES,
     SCHEMA_VERSION,
@@ -47,10 +48,9 @@ class ExportResult:
     levels: dict[str, tuple[float, float, float]]  # level -> (elo, ci low, ci high)
 
 
-def current_bench_signature() -> int:
-    """The running engine's bench signature (searches the bench positions: a few seconds)."""
-
-    return int(run_bench().signature)
+def current_bench_signature(variant: str) -> int:
+    """The running engine's bench signature of ``variant`` (searches its bench positions: seconds)."""
+    return bench.bench_signature(variant)
 
 
 def read_json(path: Path, what: str) -> Any:
@@ -146,8 +146,8 @@ def export_run(
     manifest = read_json(folder / "run.json", "run manifest")
     tracking_path = folder / TRACKING_FILE
     tracking = read_json(tracking_path, "tracking record") if tracking_path.is_file() else {}
-    signature = current_bench_signature() if bench_signature is None else bench_signature
     variant = str(calibration["variant"])
+    signature = current_bench_signature(variant) if bench_signature is None else bench_signature
     profile = build_profile(
         variant, calibration["levels"], bench_signature=signature,
         config_hash=manifest.get("config_hash"), tracking_run_id=tracking.get("run_id"),

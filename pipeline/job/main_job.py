@@ -173,7 +173,7 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     uri = check_reachable(ml.tracking_uri, ml.check_timeout) if ml.enabled else None  # before any game
     storage = check_storage(optuna_section(config).storage, folder)
     printer.log(f"run {config.run_id}: measuring the bench signature")
-    signature = current_bench_signature()
+    signature = current_bench_signature(variant)
     tracker = make_tracker(enabled=ml.enabled, variant=variant, run_dir=folder,
                            config_hash=config.config_hash(), bench_signature=signature, uri=uri,
                            experiment=ml.experiment, check=False)

@@ -72,7 +72,7 @@ def test_a_chained_levels_neighbour_is_exported_as_rated_against(tmp_path: Path)
 
 def test_a_profile_from_another_search_is_rejected(tmp_path: Path) -> None:
     folder = fake_run(tmp_path)
-    current = current_bench_signature()
+    current = current_bench_signature("english")
     result = export_run(folder, tmp_path / "profiles", bench_signature=current)
     assert verify_profile(result.path, "english", current).provenance.bench_signature == current
     data = json.loads(result.path.read_text())
