@@ -1,8 +1,9 @@
 """Command line: ``python -m pipeline VERB ...``.
 
-The parser is built from the verbs registered in :mod:`pipeline.cli.common` by
-:mod:`pipeline.cli.selfplay_verbs` and :mod:`pipeline.cli.job_verbs`. Bad input (a config, a
-spec, a path) ends with exit status 2 and a one-line ``error: ...`` on stderr, never a traceback.
+The parser is built from the verbs that :mod:`pipeline.cli.selfplay_verbs`,
+:mod:`pipeline.cli.job_verbs` and :mod:`pipeline.cli.keys_verb` register in
+:mod:`pipeline.cli.common`. Bad input (a config, a spec, a path) ends with exit status 2 and a
+one-line ``error: ...`` on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 import pipeline.cli.job_verbs
+import pipeline.cli.keys_verb
 import pipeline.cli.selfplay_verbs
 from engine.errors import DraughtsError
 from pipeline.cli.common import COMMANDS, EXIT_USAGE, UsageError
 
 # the verb modules register their verbs in COMMANDS when imported
-VERB_MODULES = (pipeline.cli.selfplay_verbs, pipeline.cli.job_verbs)
+VERB_MODULES = (pipeline.cli.selfplay_verbs, pipeline.cli.job_verbs, pipeline.cli.keys_verb)
 
 
 class _Parser(argparse.ArgumentParser):
