@@ -61,9 +61,28 @@ assert perft(english, initial_position(english), 3) == 302
 print("scipy.linalg" in sys.modules)
 """
 
+ENTRY = r"""
+import os, runpy, sys
 
-def _python(script: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DRAUGHTS_")}
+argv = ["perft", "--variant", "english", "--depth", "3"]
+if os.environ["ENTRY"] == "main":  # an in-process caller of engine.cli.main
+    from engine.cli import main
+
+    code = main(argv)
+else:  # python -m engine
+    sys.argv = ["python -m engine", *argv]
+    try:
+        runpy.run_module("engine", run_name="__main__", alter_sys=True)
+    except SystemExit as done:
+        code = done.code
+import engine.runtime
+
+print(code, "scipy.linalg" in sys.modules, engine.runtime._tuned)
+"""
+
+
+def _python(script: str, *args: str, **env: str) -> str:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("DRAUGHTS_")}, **env}
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -77,6 +96,11 @@ def test_importing_every_engine_module_changes_no_process_setting() -> None:
 def test_configure_process_spares_the_scipy_blas_probe() -> None:
     assert _python(PROBE, "configure") == "False"
     assert _python(PROBE, "plain") == "True"  # numba's own probe imports scipy.linalg
+
+
+def test_python_m_engine_configures_its_process_and_main_alone_does_not() -> None:
+    assert _python(ENTRY, ENTRY="python -m engine").splitlines()[-1] == "0 False True"
+    assert _python(ENTRY, ENTRY="main").splitlines()[-1] == "0 True False"
 
 
 def test_kernel_cache_folder_names_every_kernel_source() -> None:
