@@ -38,7 +38,7 @@ UNITS = ("pair", "opening")
 
 
 def _run_folder(runs: Path, variant: str) -> Path:
-    provenance = json.loads(Path(f"configs/profiles/{variant}.json").read_text())["provenance"]
+    provenance = json.loads(Path(f"engine/profiles/{variant}.json").read_text())["provenance"]
     (folder,) = runs.glob(f"{variant}-calibration-*-{provenance['source_config_hash'][:12]}")
     return folder
 

@@ -12,10 +12,10 @@ from pipeline.mainjob import JobOptions, load_job_config
 print(load_job_config('$config', JobOptions()).run_id)")
 run=runs/$run_id
 test -f "$run/calibrate/result.json" || { echo "no finished calibration in $run" >&2; exit 1; }
-python -m pipeline export "$run_id" --output runs --profiles-dir configs/profiles \
+python -m pipeline export "$run_id" --output runs --profiles-dir engine/profiles \
     --description "Calibrated by $out/ (run $run_id, config $config)"
 python -m pipeline report "$run_id" --output runs > /dev/null
-python -m pipeline levelcheck "configs/profiles/$variant.json" --output "runs/checks/$variant" \
+python -m pipeline levelcheck "engine/profiles/$variant.json" --output "runs/checks/$variant" \
     --baseline "$baseline" --pairs "$pairs" --baseline-pairs "$baseline_pairs" --seed "$seed" \
     --deck-part odd --ply-cap "$(python -c "
 from pipeline.mainjob import JobOptions, load_job_config

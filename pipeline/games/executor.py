@@ -10,6 +10,7 @@ per batch, so a retried batch reproduces and overwrites its own result: nothing 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from engine.runtime import configure_process
 from pipeline.games.match import BatchSpec, play_batch
 
 BatchFn = Callable[[BatchSpec], pa.Table]
@@ -174,10 +176,15 @@ class RayExecutor:
             self._ray.shutdown()
 
 
+#: a Ray worker process applies the engine's process settings once, before its first batch
+_configure_worker = functools.cache(configure_process)
+
+
 def _run_batch(batch_fn: BatchFn, spec: BatchSpec) -> tuple[pa.Table, str]:
     """Task body: play one batch and say on which node (module-level so Ray pickles it by name)."""
     import ray
 
+    _configure_worker()
     return batch_fn(spec), str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
 

@@ -1,4 +1,4 @@
-"""The shipped calibrated profiles (issue #6): they load, are ordered and point at their experiment."""
+"""The shipped calibrated profiles: they load, are ordered and point at their experiment."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ VARIANTS = ("english", "suicide", "brazilian", "russian", "international")
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_calibrated_profile_loads_and_names_its_experiment(variant: str) -> None:
-    path = REPO / "configs" / "profiles" / f"{variant}.json"
+    path = REPO / "engine" / "profiles" / f"{variant}.json"
     profile = load_profile(path, variant)
     prov = profile.provenance
     match = re.search(r"experiments/(\S+?)/", prov.description)
@@ -39,7 +39,7 @@ def test_the_experiment_config_is_the_one_the_profile_came_from(variant: str) ->
     import pipeline.config.job_sections  # noqa: F401 - registers the main job's sections
     from pipeline.config.run_config import load_config
 
-    profile = load_profile(REPO / "configs" / "profiles" / f"{variant}.json", variant)
+    profile = load_profile(REPO / "engine" / "profiles" / f"{variant}.json", variant)
     match = re.search(r"experiments/(\S+?)/", profile.provenance.description)
     assert match
     config = load_config(REPO / "experiments" / match.group(1) / "config.toml")
