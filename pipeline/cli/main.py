@@ -17,6 +17,7 @@ import pipeline.cli.job_verbs
 import pipeline.cli.keys_verb
 import pipeline.cli.selfplay_verbs
 from engine.errors import DraughtsError
+from engine.runtime import configure_process
 from pipeline.cli.common import COMMANDS, EXIT_USAGE, UsageError
 
 # the verb modules register their verbs in COMMANDS when imported
@@ -41,11 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the verb; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, configure: bool = False) -> int:
+    """Parse ``argv`` and run the verb; returns the exit status.
 
+    ``configure``: once the arguments parse, apply :func:`engine.runtime.configure_process`
+    (allocator thresholds for the batch generator, no BLAS probe at numba's start-up).
+    ``python -m pipeline`` owns its process and passes True; in-process callers keep theirs as is.
+    """
     try:
         args = build_parser().parse_args(argv)
+        if configure:
+            configure_process()
         return int(args.handler(args))
     except (UsageError, DraughtsError, ValueError, OSError) as err:  # OSError: paths, network
         print(f"error: {_one_line(err)}", file=sys.stderr)
