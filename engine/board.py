@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
-from engine.errors import DraughtsError, MoveError
-from engine.fen import format_fen, parse_fen
+from engine.errors import DraughtsError, MoveError, quote
+from engine.fen import format_fen, read_fen
 from engine.move import Move, format_move, move_from_raw, parse_move
 from engine.position import Position, apply_move, initial_position
 from engine.variants import Color, Variant, get_variant
@@ -66,9 +66,13 @@ class Board:
         if ply_cap is not None and ply_cap < 0:
             raise DraughtsError(f"ply_cap must be >= 0, got {ply_cap!r}")
         self.ply_cap = ply_cap
-        self._position = initial_position(self.variant) if fen is None else parse_fen(self.variant, fen)
+        record = None if fen is None else read_fen(self.variant, fen)
+        self._position = initial_position(self.variant) if record is None else record.position
         self._start = self._position
-        self._quiet_plies = 0
+        # a FEN's H field is the quiet-ply count; F the number of the move about to be played
+        self._quiet_plies = 0 if record is None or record.halfmove_clock is None else record.halfmove_clock
+        self._start_quiet = self._quiet_plies
+        self._start_move_number = 1 if record is None or record.move_number is None else record.move_number
         self._history: list[_Undo] = []
         self._seen: Counter[tuple[int, int, int, int]] = Counter({self._position.key(): 1})
         self._moves_cache: list[Move] | None = None
@@ -105,11 +109,27 @@ class Board:
         """How many times the current position (with side to move) has occurred."""
         return self._seen[self._position.key()]
 
-    def fen(self, algebraic: bool = False) -> str:
-        return format_fen(self.variant, self._position, algebraic)
+    @property
+    def move_number(self) -> int:
+        """The number of the move about to be played (PDN numbering: the first player's move opens it)."""
+        second_started = self._start.side_to_move != self.variant.first_player
+        return self._start_move_number + (len(self._history) + second_started) // 2
 
-    def start_fen(self, algebraic: bool = False) -> str:
-        return format_fen(self.variant, self._start, algebraic)
+    @property
+    def start_move_number(self) -> int:
+        return self._start_move_number
+
+    def fen(self, algebraic: bool = False, counters: bool = False) -> str:
+        """The current FEN; with ``counters``, the ``H`` (quiet plies) and ``F`` (move number) fields too."""
+        if not counters:
+            return format_fen(self.variant, self._position, algebraic)
+        return format_fen(self.variant, self._position, algebraic, self._quiet_plies, self.move_number)
+
+    def start_fen(self, algebraic: bool = False, counters: bool = False) -> str:
+        """The FEN the board was set up from (with its ``H`` and ``F`` fields when ``counters``)."""
+        if not counters:
+            return format_fen(self.variant, self._start, algebraic)
+        return format_fen(self.variant, self._start, algebraic, self._start_quiet, self._start_move_number)
 
     def copy(self) -> Board:
         """An independent board with the same history."""
@@ -119,6 +139,8 @@ class Board:
         other._position = self._position
         other._start = self._start
         other._quiet_plies = self._quiet_plies
+        other._start_quiet = self._start_quiet
+        other._start_move_number = self._start_move_number
         other._history = list(self._history)
         other._seen = Counter(self._seen)
         other._moves_cache = self._moves_cache
@@ -148,7 +170,7 @@ class Board:
     def push(self, move: Move) -> None:
         """Play ``move``, which must be legal here (else :class:`MoveError`)."""
         if move not in self.legal_moves:
-            raise MoveError(f"illegal move {move.pdn!r} in position {self.fen()!r}")
+            raise MoveError(f"illegal move {move.pdn!r} in position {quote(self.fen())}")
         before = self._position
         quiet = self._quiet_plies + 1 if _is_quiet(before, move) else 0
         self._history.append(_Undo(before, self._quiet_plies, move))

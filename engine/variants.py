@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from engine.errors import UnknownVariantError
+from engine.errors import UnknownVariantError, quote
 
 
 class Color(IntEnum):
@@ -78,7 +78,7 @@ ENGLISH = Variant(
 
 SUICIDE = Variant(
     name="suicide",
-    aliases=("giveaway", "antidraughts-english", "suicide-checkers"),
+    aliases=("giveaway", "give-away", "antidraughts-english", "anti-checkers", "anticheckers", "losing"),
     board_size=8,
     men_rows=3,
     first_player=Color.BLACK,
@@ -153,17 +153,22 @@ for _variant in VARIANTS:
 
 
 def get_variant(name: str | Variant) -> Variant:
-    """Look a variant up by name or alias (case-insensitive)."""
+    """Look a variant up by name or alias.
+
+    Case, spaces, underscores and a trailing "draughts"/"checkers" do not matter, so the
+    spellings of PDN ``Variant`` tags (``Russian draughts``, ``Suicide checkers``) resolve.
+    """
     if isinstance(name, Variant):
         return name
-    key = str(name).strip().lower()
-    try:
-        return _BY_NAME[key]
-    except KeyError:
+    key = "-".join(str(name).lower().replace("_", " ").split())
+    found = _BY_NAME.get(key)
+    for suffix in ("-draughts", "-checkers"):
+        if found is None and key.endswith(suffix):
+            found = _BY_NAME.get(key[: -len(suffix)])
+    if found is None:
         known = ", ".join(v.name for v in VARIANTS)
-        raise UnknownVariantError(
-            f"unknown variant {name!r}; known variants: {known}"
-        ) from None
+        raise UnknownVariantError(f"unknown variant {quote(name)}; known variants: {known}")
+    return found
 
 
 def variant_names() -> list[str]:
