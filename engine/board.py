@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
+from engine.endgame import EndgameCount, next_count, start_count
 from engine.errors import DraughtsError, MoveError, quote
 from engine.fen import format_fen, read_fen
 from engine.move import Move, format_move, move_from_raw, parse_move
@@ -26,6 +27,7 @@ class Termination(Enum):
     NO_MOVES = "no_moves"
     THREEFOLD_REPETITION = "threefold_repetition"
     QUIET_PLY_LIMIT = "quiet_ply_limit"
+    ENDGAME_MOVE_LIMIT = "endgame_move_limit"  # a small-endgame count ran out (docs/rules.md)
     PLY_CAP = "ply_cap"
 
 
@@ -46,10 +48,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class _Undo:
-    """What pop() needs to restore: the previous position and quiet-ply counter."""
+    """What pop() needs to restore: the previous position and counters."""
 
     position: Position
     quiet_plies: int
+    endgame: EndgameCount
     move: Move
 
 
@@ -73,6 +76,7 @@ class Board:
         self._quiet_plies = 0 if record is None or record.halfmove_clock is None else record.halfmove_clock
         self._start_quiet = self._quiet_plies
         self._start_move_number = 1 if record is None or record.move_number is None else record.move_number
+        self._endgame = start_count(self.variant, self._position)  # not in a FEN: starts afresh
         self._history: list[_Undo] = []
         self._seen: Counter[tuple[int, int, int, int]] = Counter({self._position.key(): 1})
         self._moves_cache: list[Move] | None = None
@@ -95,6 +99,11 @@ class Board:
     def quiet_plies(self) -> int:
         """Current run of plies with no capture and no man move."""
         return self._quiet_plies
+
+    @property
+    def endgame_count(self) -> EndgameCount:
+        """The running small-endgame draw count (rule index and plies left)."""
+        return self._endgame
 
     @property
     def move_stack(self) -> list[Move]:
@@ -139,6 +148,7 @@ class Board:
         other._position = self._position
         other._start = self._start
         other._quiet_plies = self._quiet_plies
+        other._endgame = self._endgame
         other._start_quiet = self._start_quiet
         other._start_move_number = self._start_move_number
         other._history = list(self._history)
@@ -173,9 +183,11 @@ class Board:
             raise MoveError(f"illegal move {move.pdn!r} in position {quote(self.fen())}")
         before = self._position
         quiet = self._quiet_plies + 1 if _is_quiet(before, move) else 0
-        self._history.append(_Undo(before, self._quiet_plies, move))
+        self._history.append(_Undo(before, self._quiet_plies, self._endgame, move))
         self._position = apply_move(before, move.from_bit, move.to_bit, move.captured, move.promotes)
         self._quiet_plies = quiet
+        changed = move.is_capture or move.promotes
+        self._endgame = next_count(self.variant, self._endgame, self._position, changed)
         self._seen[self._position.key()] += 1
         self._moves_cache = None
 
@@ -196,6 +208,7 @@ class Board:
             del self._seen[key]
         self._position = undo.position
         self._quiet_plies = undo.quiet_plies
+        self._endgame = undo.endgame
         self._moves_cache = None
         return undo.move
 
@@ -204,7 +217,7 @@ class Board:
         """The game's result if it is over, else None.
 
         Order: no pieces, no legal move (both lose, or win when ``outcome_inverted``),
-        threefold repetition, quiet-ply limit, then the hard ply cap.
+        threefold repetition, an expired endgame count, quiet-ply limit, then the hard ply cap.
         """
         side = self._position.side_to_move
         stuck_side_wins = self.variant.outcome_inverted
@@ -214,6 +227,8 @@ class Board:
             return Outcome(side if stuck_side_wins else side.opponent, Termination.NO_MOVES)
         if self._seen[self._position.key()] >= 3:
             return Outcome(None, Termination.THREEFOLD_REPETITION)
+        if self._endgame.expired:
+            return Outcome(None, Termination.ENDGAME_MOVE_LIMIT)
         if self._quiet_plies >= self.variant.quiet_ply_limit:
             return Outcome(None, Termination.QUIET_PLY_LIMIT)
         if self.ply_cap is not None and len(self._history) >= self.ply_cap:
