@@ -17,13 +17,20 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 from engine.board import Board, Outcome, Termination
-from engine.endgame import NO_RULE, main_road_mask
+from engine.endgame import NO_RULE, EndgameCount, main_road_mask, matching_rule, next_count, start_count
+from engine.features import default_weights, weight_vector
 from engine.geometry import geometry
+from engine.kernel.endgame import endgame_next
+from engine.kernel.search import MATE
+from engine.kernel.tables import kernel_tables
 from engine.move import Move
-from engine.variants import BRAZILIAN_FMJD_ENDGAME, Color, get_variant
+from engine.position import Position
+from engine.search import Searcher
+from engine.variants import BRAZILIAN_FMJD_ENDGAME, Color, Variant, get_variant
 
 INTERNATIONAL = get_variant("international")
 RUSSIAN = get_variant("russian")
@@ -223,3 +230,49 @@ def test_pop_restores_the_count() -> None:
     board.push(next(m for m in board.legal_moves if not m.is_capture))
     board.pop()
     assert board.endgame_count == count
+
+
+# -- the search sees a count run out, and the kernel's transition is the board's --------------------
+def _searcher(variant: Variant, depth: int) -> Searcher:
+    return Searcher(variant, weight_vector(default_weights(variant)), depth, 10**7, True, 16)
+
+
+def test_search_sees_the_five_move_count_run_out() -> None:
+    # White wins in 3 plies (a quiet move, Black's reply, the capture of the lone king):
+    # with 3 plies left on the count it still wins; with 2 the draw comes first.
+    position = Board(INTERNATIONAL, "W:WK19,K8:BK5").position
+    searcher = _searcher(INTERNATIONAL, 5)
+    assert searcher.search(position, endgame=EndgameCount(NO_RULE, 0)).score == MATE - 3
+    assert searcher.search(position, endgame=EndgameCount(0, 3)).score == MATE - 3
+    assert searcher.search(position, endgame=EndgameCount(0, 2)).score == 0
+    assert searcher.search(position).score == MATE - 3  # a fresh count: 10 plies left
+
+
+@pytest.mark.parametrize("variant", [INTERNATIONAL, RUSSIAN, BRAZILIAN_FMJD_ENDGAME], ids=lambda v: v.name)
+def test_kernel_count_transition_equals_the_board_rules(variant: Variant) -> None:
+    rng = random.Random(5)
+    geo = geometry(variant)
+    tab = kernel_tables(variant).packed
+    crown_rows = geo.promotion_mask(Color.WHITE) | geo.promotion_mask(Color.BLACK)
+    for _ in range(3000):
+        squares = rng.sample(range(variant.squares), rng.randint(2, 6))
+        white = black = kings = 0
+        for index, square in enumerate(squares):
+            bit = 1 << geo.bit(square)
+            if index % 2 == 0:
+                white |= bit
+            else:
+                black |= bit
+            if rng.random() < 0.7 or bit & crown_rows:
+                kings |= bit
+        side = Color(rng.randint(0, 1))
+        after = Position(white, black, kings, side)
+        before = EndgameCount(rng.randint(-1, len(variant.endgame_draws) - 1), rng.randint(0, 40))
+        if before.rule == NO_RULE:
+            before = EndgameCount(NO_RULE, 0)
+        changed = rng.random() < 0.5
+        expected = next_count(variant, before, after, changed)
+        got = endgame_next(before.rule, before.left, np.uint64(white), np.uint64(black), np.uint64(kings),
+                           int(side), changed, tab)
+        assert (expected.rule, expected.left) == tuple(got), Board(variant).fen()
+        assert start_count(variant, after).rule == matching_rule(variant, after)[0]
