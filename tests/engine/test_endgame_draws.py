@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from engine.batch.perft import perft as batch_perft
 from engine.board import Board, Outcome, Termination
 from engine.endgame import NO_RULE, EndgameCount, main_road_mask, matching_rule, next_count, start_count
 from engine.features import default_weights, weight_vector
 from engine.geometry import geometry
 from engine.kernel.endgame import endgame_next
+from engine.kernel.perft import perft as kernel_perft
 from engine.kernel.search import MATE
 from engine.kernel.tables import kernel_tables
 from engine.move import Move
@@ -276,3 +279,14 @@ def test_kernel_count_transition_equals_the_board_rules(variant: Variant) -> Non
                            int(side), changed, tab)
         assert (expected.rule, expected.left) == tuple(got), Board(variant).fen()
         assert start_count(variant, after).rule == matching_rule(variant, after)[0]
+
+
+@pytest.mark.parametrize(("variant", "fen"),
+                         [(INTERNATIONAL, "W:WK46,K47:BK3"), (RUSSIAN, "W:WK30,K31,K32:BK4")],
+                         ids=["international", "russian"])
+def test_perft_ignores_the_counts(variant: Variant, fen: str) -> None:
+    # perft counts move paths; no draw rule prunes it
+    plain = replace(variant, endgame_draws=())
+    position = Board(variant, fen).position
+    assert kernel_perft(variant, position, 5) == kernel_perft(plain, position, 5)
+    assert batch_perft(variant, position, 4) == batch_perft(plain, position, 4)
