@@ -14,12 +14,13 @@ rather than by :mod:`engine.pdn`:
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
-from engine.board import Board
+from engine.board import Board, Termination
 from engine.cli import main
 from engine.errors import PdnError
 from engine.move import Move
@@ -66,7 +67,7 @@ def test_cli_replays_sample_files(path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_lidraughts_conventions() -> None:
-    first, second = read_pdn(SAMPLES / "lidraughts-international.pdn")
+    first, second, _ = read_pdn(SAMPLES / "lidraughts-international.pdn")
     assert first.result == "2-0" and RESULT_WINNERS["2-0"] == Color.WHITE
     assert RESULT_WINNERS["0-2"] == Color.BLACK and RESULT_WINNERS["1-1"] is None
     assert any("x" in move and move.count("x") == 1 for move in first.moves)
@@ -78,14 +79,14 @@ def test_lidraughts_conventions() -> None:
 
 def test_split_jumps_are_one_move() -> None:
     (split,) = read_pdn(SAMPLES / "split-jumps-international.pdn")
-    (lidraughts, _) = read_pdn(SAMPLES / "lidraughts-international.pdn")
+    lidraughts = read_pdn(SAMPLES / "lidraughts-international.pdn")[0]
     assert len(split.moves) > len(lidraughts.moves)
     assert split.replay().move_stack == lidraughts.replay().move_stack
 
 
 def test_russian_colon_paths_match_lidraughts_short_form() -> None:
     (colon,) = read_pdn(SAMPLES / "russian-colon-paths.pdn")
-    (short, _) = read_pdn(SAMPLES / "lidraughts-russian.pdn")
+    short = read_pdn(SAMPLES / "lidraughts-russian.pdn")[0]
     assert colon.replay().move_stack == short.replay().move_stack
 
 
@@ -208,3 +209,16 @@ def test_long_tokens_are_quoted_cut_with_their_length() -> None:
     with pytest.raises(PdnError) as info:
         game.replay()
     assert "(5002 characters)" in str(info.value) and len(str(info.value)) < 1000  # three quotes at most
+
+
+@pytest.mark.parametrize("name", ["lidraughts-international.pdn", "lidraughts-russian.pdn"])
+def test_recorded_endgame_draws_end_by_the_counts(name: str) -> None:
+    # the last game of each file is a lidraughts draw that ends exactly when the small-endgame
+    # count runs out (international: 5 moves each after the capture; russian: 15 moves)
+    game = read_pdn(SAMPLES / name)[-1]
+    assert game.result == "1-1"
+    board = game.replay()
+    outcome = board.outcome()
+    assert outcome is not None and outcome.termination == Termination.ENDGAME_MOVE_LIMIT
+    without = replace(board.variant, endgame_draws=())
+    assert game.replay(without).outcome() is None  # an engine without the counts plays on
