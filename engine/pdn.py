@@ -257,7 +257,8 @@ def game_from_board(
         result = "*" if outcome is None else outcome.result
     all_tags = dict(tags or {})
     all_tags.setdefault("GameType", str(board.variant.pdn_gametype))
-    if sum(v.pdn_gametype == board.variant.pdn_gametype for v in VARIANTS) > 1:
+    shared = sum(v.pdn_gametype == board.variant.pdn_gametype for v in VARIANTS) > 1
+    if shared or board.variant not in VARIANTS:  # the GameType alone would not name these rules
         all_tags.setdefault("Variant", board.variant.name)
     fresh = board.start_fen(counters=True) == board.start_fen() + ":H0:F1"
     if board.start_position != initial_position(board.variant) or (counters and not fresh):

@@ -222,3 +222,10 @@ def test_recorded_endgame_draws_end_by_the_counts(name: str) -> None:
     assert outcome is not None and outcome.termination == Termination.ENDGAME_MOVE_LIMIT
     without = replace(board.variant, endgame_draws=())
     assert game.replay(without).outcome() is None  # an engine without the counts plays on
+
+
+def test_the_brazilian_option_round_trips_by_its_variant_tag() -> None:
+    board = Board("brazilian-fmjd-endgame", "W:WK31,K32:BK2")
+    board.push(board.legal_moves[0])
+    (again,) = parse_pdn(format_game(game_from_board(board)))
+    assert again.tags["GameType"] == "26" and again.variant() is board.variant
