@@ -12,8 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 
-from engine.errors import DraughtsError, MoveError
-from engine.fen import format_fen, parse_fen
+from engine.endgame import EndgameCount, next_count, start_count
+from engine.errors import DraughtsError, MoveError, quote
+from engine.fen import format_fen, read_fen
 from engine.move import Move, format_move, move_from_raw, parse_move
 from engine.position import Position, apply_move, initial_position
 from engine.variants import Color, Variant, get_variant
@@ -26,6 +27,7 @@ class Termination(Enum):
     NO_MOVES = "no_moves"
     THREEFOLD_REPETITION = "threefold_repetition"
     QUIET_PLY_LIMIT = "quiet_ply_limit"
+    ENDGAME_MOVE_LIMIT = "endgame_move_limit"  # a small-endgame count ran out (docs/rules.md)
     PLY_CAP = "ply_cap"
 
 
@@ -46,10 +48,11 @@ class Outcome:
 
 @dataclass(frozen=True)
 class _Undo:
-    """What pop() needs to restore: the previous position and quiet-ply counter."""
+    """What pop() needs to restore: the previous position and counters."""
 
     position: Position
     quiet_plies: int
+    endgame: EndgameCount
     move: Move
 
 
@@ -66,9 +69,14 @@ class Board:
         if ply_cap is not None and ply_cap < 0:
             raise DraughtsError(f"ply_cap must be >= 0, got {ply_cap!r}")
         self.ply_cap = ply_cap
-        self._position = initial_position(self.variant) if fen is None else parse_fen(self.variant, fen)
+        record = None if fen is None else read_fen(self.variant, fen)
+        self._position = initial_position(self.variant) if record is None else record.position
         self._start = self._position
-        self._quiet_plies = 0
+        # a FEN's H field is the quiet-ply count; F the number of the move about to be played
+        self._quiet_plies = 0 if record is None or record.halfmove_clock is None else record.halfmove_clock
+        self._start_quiet = self._quiet_plies
+        self._start_move_number = 1 if record is None or record.move_number is None else record.move_number
+        self._endgame = start_count(self.variant, self._position)  # not in a FEN: starts afresh
         self._history: list[_Undo] = []
         self._seen: Counter[tuple[int, int, int, int]] = Counter({self._position.key(): 1})
         self._moves_cache: list[Move] | None = None
@@ -93,6 +101,11 @@ class Board:
         return self._quiet_plies
 
     @property
+    def endgame_count(self) -> EndgameCount:
+        """The running small-endgame draw count (rule index and plies left)."""
+        return self._endgame
+
+    @property
     def move_stack(self) -> list[Move]:
         """The moves played since set-up, oldest first (a copy)."""
         return [undo.move for undo in self._history]
@@ -105,11 +118,27 @@ class Board:
         """How many times the current position (with side to move) has occurred."""
         return self._seen[self._position.key()]
 
-    def fen(self, algebraic: bool = False) -> str:
-        return format_fen(self.variant, self._position, algebraic)
+    @property
+    def move_number(self) -> int:
+        """The number of the move about to be played (PDN numbering: the first player's move opens it)."""
+        second_started = self._start.side_to_move != self.variant.first_player
+        return self._start_move_number + (len(self._history) + second_started) // 2
 
-    def start_fen(self, algebraic: bool = False) -> str:
-        return format_fen(self.variant, self._start, algebraic)
+    @property
+    def start_move_number(self) -> int:
+        return self._start_move_number
+
+    def fen(self, algebraic: bool = False, counters: bool = False) -> str:
+        """The current FEN; with ``counters``, the ``H`` (quiet plies) and ``F`` (move number) fields too."""
+        if not counters:
+            return format_fen(self.variant, self._position, algebraic)
+        return format_fen(self.variant, self._position, algebraic, self._quiet_plies, self.move_number)
+
+    def start_fen(self, algebraic: bool = False, counters: bool = False) -> str:
+        """The FEN the board was set up from (with its ``H`` and ``F`` fields when ``counters``)."""
+        if not counters:
+            return format_fen(self.variant, self._start, algebraic)
+        return format_fen(self.variant, self._start, algebraic, self._start_quiet, self._start_move_number)
 
     def copy(self) -> Board:
         """An independent board with the same history."""
@@ -119,6 +148,9 @@ class Board:
         other._position = self._position
         other._start = self._start
         other._quiet_plies = self._quiet_plies
+        other._endgame = self._endgame
+        other._start_quiet = self._start_quiet
+        other._start_move_number = self._start_move_number
         other._history = list(self._history)
         other._seen = Counter(self._seen)
         other._moves_cache = self._moves_cache
@@ -148,12 +180,14 @@ class Board:
     def push(self, move: Move) -> None:
         """Play ``move``, which must be legal here (else :class:`MoveError`)."""
         if move not in self.legal_moves:
-            raise MoveError(f"illegal move {move.pdn!r} in position {self.fen()!r}")
+            raise MoveError(f"illegal move {move.pdn!r} in position {quote(self.fen())}")
         before = self._position
         quiet = self._quiet_plies + 1 if _is_quiet(before, move) else 0
-        self._history.append(_Undo(before, self._quiet_plies, move))
+        self._history.append(_Undo(before, self._quiet_plies, self._endgame, move))
         self._position = apply_move(before, move.from_bit, move.to_bit, move.captured, move.promotes)
         self._quiet_plies = quiet
+        changed = move.is_capture or move.promotes
+        self._endgame = next_count(self.variant, self._endgame, self._position, changed)
         self._seen[self._position.key()] += 1
         self._moves_cache = None
 
@@ -174,6 +208,7 @@ class Board:
             del self._seen[key]
         self._position = undo.position
         self._quiet_plies = undo.quiet_plies
+        self._endgame = undo.endgame
         self._moves_cache = None
         return undo.move
 
@@ -182,7 +217,7 @@ class Board:
         """The game's result if it is over, else None.
 
         Order: no pieces, no legal move (both lose, or win when ``outcome_inverted``),
-        threefold repetition, quiet-ply limit, then the hard ply cap.
+        threefold repetition, an expired endgame count, quiet-ply limit, then the hard ply cap.
         """
         side = self._position.side_to_move
         stuck_side_wins = self.variant.outcome_inverted
@@ -192,6 +227,8 @@ class Board:
             return Outcome(side if stuck_side_wins else side.opponent, Termination.NO_MOVES)
         if self._seen[self._position.key()] >= 3:
             return Outcome(None, Termination.THREEFOLD_REPETITION)
+        if self._endgame.expired:
+            return Outcome(None, Termination.ENDGAME_MOVE_LIMIT)
         if self._quiet_plies >= self.variant.quiet_ply_limit:
             return Outcome(None, Termination.QUIET_PLY_LIMIT)
         if self.ply_cap is not None and len(self._history) >= self.ply_cap:

@@ -6,6 +6,22 @@ quotes the offending input, so callers (and the CLI) can report it in one line.
 
 from __future__ import annotations
 
+#: Quoted input longer than this is cut, so that one bad 10 kB line stays a short message.
+QUOTE_LIMIT = 120
+
+
+def quote(value: object) -> str:
+    """``repr`` of ``value`` for an error message; past ``QUOTE_LIMIT`` characters, cut and sized.
+
+    ``quote("x" * 500)`` is ``'xxx...x'... (500 characters)`` with the first 120 characters kept.
+    """
+    if isinstance(value, str) and len(value) > QUOTE_LIMIT:
+        return f"{value[:QUOTE_LIMIT]!r}... ({len(value)} characters)"
+    text = repr(value)
+    if len(text) > QUOTE_LIMIT + 2:
+        return f"{text[:QUOTE_LIMIT]}... ({len(text)} characters of repr)"
+    return text
+
 
 class DraughtsError(ValueError):
     """Base class of every input error the engine raises on purpose."""
@@ -25,6 +41,10 @@ class SquareError(DraughtsError):
 
 class MoveError(DraughtsError):
     """Move text that is malformed, illegal or ambiguous in the position."""
+
+
+class AmbiguousMoveError(MoveError):
+    """Move text that names several legal moves (the message lists them)."""
 
 
 class PdnError(DraughtsError):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Protocol
 
-from engine.errors import MoveError, SquareError
+from engine.errors import AmbiguousMoveError, MoveError, SquareError, quote
 from engine.geometry import geometry
 from engine.notation import parse_square, square_name
 from engine.position import Position
@@ -104,23 +104,23 @@ def split_move_text(variant: Variant, text: str) -> tuple[tuple[int, ...], bool]
     Only the syntax is checked here; legality needs a position (see :func:`parse_move`).
     """
     if not isinstance(text, str):
-        raise MoveError(f"move {text!r} is not text")
+        raise MoveError(f"move {quote(text)} is not text")
     body = text.strip()
     separators = set(re.findall(r"[-xX:]", body))
     if not body or not separators:
-        raise MoveError(f"malformed move {text!r}: expected squares joined by '-' or 'x'")
+        raise MoveError(f"malformed move {quote(text)}: expected squares joined by '-' or 'x'")
     if "-" in separators and len(separators) > 1:
-        raise MoveError(f"malformed move {text!r}: mixes '-' and 'x'")
+        raise MoveError(f"malformed move {quote(text)}: mixes '-' and 'x'")
     tokens = _SPLIT.split(body)
     if any(not _TOKEN.fullmatch(token) for token in tokens):
-        raise MoveError(f"malformed move {text!r}: expected squares joined by '-' or 'x'")
+        raise MoveError(f"malformed move {quote(text)}: expected squares joined by '-' or 'x'")
     is_capture = "-" not in separators
     if not is_capture and len(tokens) != 2:
-        raise MoveError(f"malformed move {text!r}: a quiet move names exactly two squares")
+        raise MoveError(f"malformed move {quote(text)}: a quiet move names exactly two squares")
     try:
         squares = tuple(parse_square(variant, token) for token in tokens)
     except SquareError as err:
-        raise MoveError(f"malformed move {text!r}: {err}") from None
+        raise MoveError(f"malformed move {quote(text)}: {err}") from None
     return squares, is_capture
 
 
@@ -178,8 +178,9 @@ def parse_move(
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        raise MoveError(f"illegal move {text!r} in this position")
+        raise MoveError(f"illegal move {quote(text)} in this position")
     listed = ", ".join(format_move(variant, m) for m in candidates)
-    raise MoveError(
-        f"ambiguous move {text!r}: it matches {len(candidates)} legal moves ({listed}); give the full path"
+    raise AmbiguousMoveError(
+        f"ambiguous move {quote(text)}: it matches {len(candidates)} legal moves ({listed}); "
+        "give the full path"
     )

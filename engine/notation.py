@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from engine.errors import SquareError
+from engine.errors import SquareError, quote
 from engine.geometry import geometry
 from engine.variants import Variant
 
@@ -35,7 +35,7 @@ def square_name(variant: Variant, square: int, algebraic: bool = False) -> str:
     """
     if not 1 <= square <= variant.squares:
         raise SquareError(
-            f"square {square!r} does not exist on the {variant.name} board (1-{variant.squares})"
+            f"square {quote(square)} does not exist on the {variant.name} board (1-{variant.squares})"
         )
     if not algebraic:
         return str(square)
@@ -50,24 +50,24 @@ def parse_square(variant: Variant, text: str) -> int:
     if name.isdigit() and name.isascii():
         if len(name) > 6:  # no board has a square beyond 50; never int() unbounded text
             raise SquareError(
-                f"square {text[:20]!r}... does not exist on the {variant.name} board (1-{variant.squares})"
+                f"square {quote(text)} does not exist on the {variant.name} board (1-{variant.squares})"
             )
         number = int(name)
         if 1 <= number <= variant.squares:
             return number
         raise SquareError(
-            f"square {text!r} does not exist on the {variant.name} board (1-{variant.squares})"
+            f"square {quote(text)} does not exist on the {variant.name} board (1-{variant.squares})"
         )
     if variant.algebraic_notation:
         found = _algebraic_tables(variant)[1].get(name.lower())
         if found is not None:
             return found
         raise SquareError(
-            f"square {text!r} is not a dark square of the {variant.name} board "
+            f"square {quote(text)} is not a dark square of the {variant.name} board "
             f"(1-{variant.squares} or a1..h8 dark squares)"
         )
     raise SquareError(
-        f"square {text!r} is not a square number of the {variant.name} board (1-{variant.squares})"
+        f"square {quote(text)} is not a square number of the {variant.name} board (1-{variant.squares})"
     )
 
 

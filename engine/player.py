@@ -137,7 +137,7 @@ class Player:
             return ChosenMove(move, None, 0, 0, time.perf_counter() - started, True, (move,))
         weaken = lv.noise_sigma > 0 or lv.top_k > 0 or lv.temperature > 0
         result = self.searcher().search(board.position, game_history(board), board.quiet_plies,
-                                        exact_root=weaken)
+                                        exact_root=weaken, endgame=board.endgame_count)
         if result.best is None:
             raise RuntimeError(f"search found no move in {board.fen()!r} although moves exist")
         chosen, score = result.best, result.score

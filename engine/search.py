@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from engine.endgame import EndgameCount, start_count
 from engine.features import N_FEATURES
 from engine.kernel.movegen import MV_SIZE, RawMove, _raw_move, legal_moves, new_scratch
 from engine.kernel.search import (
@@ -80,13 +81,16 @@ class Searcher:
                                  np.uint64(position.kings), int(position.side_to_move), self._tab))
 
     def search(self, position: Position, history: Sequence[Position] = (), quiet_plies: int = 0,
-               exact_root: bool = False) -> SearchResult:
+               exact_root: bool = False, endgame: EndgameCount | None = None) -> SearchResult:
         """Search ``position``.
 
         ``history`` holds the game's earlier positions since the last capture or
         man move (oldest first), so repetitions with the game count as draws;
-        ``quiet_plies`` is the current run of plies without capture or man move.
+        ``quiet_plies`` is the current run of plies without capture or man move;
+        ``endgame`` the game's small-endgame draw count (default: a fresh one, as if the
+        game were set up here).
         """
+        count = start_count(self.variant, position) if endgame is None else endgame
         started = time.perf_counter()
         recent = list(history)[-MAX_GAME_HISTORY:]
         for i, earlier in enumerate(recent):
@@ -95,8 +99,8 @@ class Searcher:
         self._ctx[C_GEN] = (self._ctx[C_GEN] + 1) % (1 << 40)
         n = search_root(np.uint64(position.white), np.uint64(position.black),
                         np.uint64(position.kings), int(position.side_to_move), int(quiet_plies), 0,
-                        self.max_depth, bool(exact_root), self._tab, self._weights, self._moves,
-                        self._frames, self._tt, self._ctx,
+                        int(count.rule), int(count.left), self.max_depth, bool(exact_root), self._tab,
+                        self._weights, self._moves, self._frames, self._tt, self._ctx,
                         self._root_scores, self._result)
         if n < 0:
             raise RuntimeError("search move buffer overflow")

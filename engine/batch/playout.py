@@ -7,8 +7,9 @@ Game end, checked in this order before each ply for every game still running:
 1. the side to move has no pieces / no legal move: it loses (wins if the variant's outcome
    is inverted);
 2. threefold repetition (same pieces, same side to move, third time): draw;
-3. ``variant.quiet_ply_limit`` plies in a row without a capture or a man move: draw;
-4. ``max_plies`` plies played: adjudicated draw, recorded as its own termination.
+3. a small-endgame count (``variant.endgame_draws``, see :mod:`engine.endgame`) ran out: draw;
+4. ``variant.quiet_ply_limit`` plies in a row without a capture or a man move: draw;
+5. ``max_plies`` plies played: adjudicated draw, recorded as its own termination.
 
 Repetition is exact and cheap: only positions since the last capture or man move can
 repeat, and within that window the men do not change, so the (white, black) bitboards
@@ -25,6 +26,7 @@ import numpy.typing as npt
 
 from engine.batch.movegen import MoveBatch, sample_moves, successors
 from engine.batch.positions import PositionBatch
+from engine.endgame import main_road_mask
 from engine.errors import DraughtsError
 from engine.position import Position, initial_position
 from engine.variants import Variant
@@ -42,6 +44,7 @@ class Termination(IntEnum):
     THREEFOLD_REPETITION = 3  # threefold repetition (draw)
     QUIET_PLY_LIMIT = 4  # quiet-ply limit reached (draw)
     PLY_CAP = 5  # hard ply cap of the run (adjudicated draw)
+    ENDGAME_MOVE_LIMIT = 6  # a small-endgame draw count ran out (draw)
 
 
 @dataclass
@@ -55,6 +58,39 @@ class RandomGamesResult:
 
     def __len__(self) -> int:
         return len(self.result)
+
+
+def _endgame_next(variant: Variant, pos: PositionBatch, rule: I64, left: I64,
+                  changed: npt.NDArray[np.bool_]) -> tuple[I64, I64]:
+    """The small-endgame counts after moves to ``pos`` (the rules of :func:`engine.endgame.next_count`).
+
+    ``rule``/``left``: the counts before (rule -1: none); ``changed``: the move captured or crowned.
+    """
+    n = len(pos)
+    new_rule = np.full(n, -1, dtype=np.int64)
+    plies = np.zeros(n, dtype=np.int64)
+    restart = np.zeros(n, dtype=np.bool_)
+    if not variant.endgame_draws:
+        return new_rule, plies
+    road = np.uint64(main_road_mask(variant))
+    material = [np.bitwise_count(side & k).astype(np.int64)
+                for side in (pos.white, pos.black) for k in (pos.kings, ~pos.kings)]
+    for index, draw in enumerate(variant.endgame_draws):
+        for weak in (0, 1):
+            lone = (material[2 * weak] == 1) & (material[2 * weak + 1] == 0)
+            strong = np.zeros(n, dtype=np.bool_)
+            for kings, men in draw.strong:
+                strong |= (material[2 - 2 * weak] == kings) & (material[3 - 2 * weak] == men)
+            fits = lone & strong & (new_rule < 0)
+            if draw.lone_king_on_main_road:
+                fits &= ((pos.white if weak == 0 else pos.black) & pos.kings & road) != 0
+            new_rule[fits] = index
+            strong_to_move = pos.side != weak
+            plies[fits] = np.where(strong_to_move[fits], draw.plies(True), draw.plies(False))
+            restart[fits] = draw.restart_on_material_change
+    fresh = (rule < 0) | (changed & restart)
+    new_left = np.where(fresh, plies, np.minimum(left - 1, plies))
+    return new_rule, np.where(new_rule < 0, 0, new_left)
 
 
 def _start_batch(variant: Variant, n_games: int, start: Position | PositionBatch | None) -> PositionBatch:
@@ -80,6 +116,8 @@ class _Lockstep:
         self.pos = start
         self.ids = np.arange(n, dtype=np.int64)  # game id of each running row
         self.quiet = np.zeros(n, dtype=np.int64)
+        self.eg_rule, self.eg_left = _endgame_next(variant, start, np.full(n, -1, dtype=np.int64),
+                                                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_))
         self.ply = 0
         self.result = np.zeros(n, dtype=np.int8)
         self.termination = np.zeros(n, dtype=np.int8)
@@ -167,6 +205,7 @@ class _Lockstep:
         done = stuck.copy()
         for term, mask in (
             (Termination.THREEFOLD_REPETITION, self._repeated()),
+            (Termination.ENDGAME_MOVE_LIMIT, (self.eg_rule >= 0) & (self.eg_left <= 0)),
             (Termination.QUIET_PLY_LIMIT, self.quiet >= v.quiet_ply_limit),
             (Termination.PLY_CAP, np.full(len(self.ids), self.ply >= max_plies)),
         ):
@@ -184,6 +223,9 @@ class _Lockstep:
         reversible = (chosen.captured == 0) & ((chosen.from_bb & before.kings) != 0)
         self.pos = successors(before, chosen)
         self.quiet = np.where(reversible, self.quiet[keep] + 1, 0)
+        changed = (chosen.captured != 0) | chosen.promotes.astype(np.bool_)
+        self.eg_rule, self.eg_left = _endgame_next(v, self.pos, self.eg_rule[keep], self.eg_left[keep],
+                                                   changed)
         self.ids = self.ids[keep]
         self.ply += 1
         return chosen

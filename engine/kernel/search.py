@@ -1,5 +1,6 @@
 """Alpha-beta search kernel (numba): PVS, iterative deepening, capture quiescence,
-transposition table, killer and history ordering, node budget, in-search draws.
+transposition table, killer and history ordering, node budget, in-search draws
+(repetition, the quiet-ply limit and the small-endgame counts).
 
 Deterministic: no clocks, no randomness; the node budget is the only limit
 besides depth. The transposition table carries a generation number, so stale
@@ -17,6 +18,7 @@ import numpy.typing as npt
 from numba import types
 
 from engine.kernel.bits import ONE, ZERO, lowest_bit, popcount
+from engine.kernel.endgame import endgame_next
 from engine.kernel.evaluate import evaluate
 from engine.kernel.jit import njit
 from engine.kernel.movegen import (
@@ -30,7 +32,7 @@ from engine.kernel.movegen import (
     has_capture,
     make,
 )
-from engine.kernel.tables import R_INVERTED, R_QUIET_LIMIT, T_ZOBRIST
+from engine.kernel.tables import R_EG_COUNT, R_INVERTED, R_QUIET_LIMIT, T_ZOBRIST
 
 MAX_PLY = 128  # search depth plus capture extensions
 INF = 1_000_000
@@ -67,7 +69,7 @@ _A1 = types.Array(types.int64, 1, "C")
 _A2 = types.Array(types.int64, 2, "C")
 _A3 = types.Array(types.int64, 3, "C")
 _F1 = types.Array(types.float64, 1, "C")
-_NEGAMAX_SIG = _I64(_U64, _U64, _U64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64,
+_NEGAMAX_SIG = _I64(_U64, _U64, _U64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64,
                     _A1, _F1, _A3, _A2, _A2, _A1)
 
 
@@ -178,14 +180,15 @@ def _pick(i: int, n: int, ply: int, moves: npt.NDArray[np.int64]) -> int:
 @njit(_NEGAMAX_SIG, cache=True)
 def _negamax(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, h: int, depth: int, ply: int,
-    alpha: int, beta: int, quiet: int, irrev: int,
+    alpha: int, beta: int, quiet: int, irrev: int, eg_rule: int, eg_left: int,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
     frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
 ) -> int:
     """Score of a position for the side to move within (alpha, beta).
 
     ``quiet`` counts plies since the last capture or man move; ``irrev`` is the
-    hash-stack index of the earliest position a repetition can reach.
+    hash-stack index of the earliest position a repetition can reach; (``eg_rule``,
+    ``eg_left``) is the small-endgame draw count (rule -1: none runs).
     """
     ctx[C_PVLEN + ply] = ply
     ctx[C_NODES] += 1
@@ -196,7 +199,7 @@ def _negamax(
         ctx[C_SELDEPTH] = ply
     idx = ctx[C_HIST_BASE] + ply
     ctx[C_HASHES + idx] = h
-    if quiet >= tab[R_QUIET_LIMIT]:
+    if quiet >= tab[R_QUIET_LIMIT] or (eg_rule >= 0 and eg_left <= 0):
         return 0
     j = idx - 2
     while j >= irrev:
@@ -245,15 +248,19 @@ def _negamax(
         resets = cap != 0 or (own & ~kings & (ONE << np.uint64(frm))) != ZERO
         child_quiet = 0 if resets else quiet + 1
         child_irrev = idx + 1 if resets else irrev
+        child_rule, child_left = -1, 0
+        if tab[R_EG_COUNT] != 0:
+            changed = cap != 0 or promo != 0
+            child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, tab)
         if i == 0 or in_quiescence:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                              child_irrev, tab, weights, moves, frames, tt, ctx)
+                              child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
         else:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -alpha - 1, -alpha, child_quiet,
-                              child_irrev, tab, weights, moves, frames, tt, ctx)
+                              child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
             if alpha < score < beta and ctx[C_ABORT] == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                                  child_irrev, tab, weights, moves, frames, tt, ctx)
+                                  child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
         if ctx[C_ABORT] != 0:
             return 0
         if score > best:
@@ -290,7 +297,7 @@ def _negamax(
 @njit(cache=True)
 def search_root(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, quiet: int, irrev: int,
-    max_depth: int, exact_root: bool,
+    eg_rule: int, eg_left: int, max_depth: int, exact_root: bool,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
     frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
     root_scores: npt.NDArray[np.int64], result: npt.NDArray[np.int64],
@@ -348,16 +355,21 @@ def search_root(
             resets = cap != 0 or (own & ~kings & (ONE << np.uint64(frm))) != ZERO
             child_quiet = 0 if resets else quiet + 1
             child_irrev = idx + 1 if resets else irrev
+            child_rule, child_left = -1, 0
+            if tab[R_EG_COUNT] != 0:
+                changed = cap != 0 or promo != 0
+                child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, tab)
             if exact_root or r == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, INF if exact_root else -alpha,
-                                  child_quiet, child_irrev, tab, weights, moves, frames, tt,
-                                  ctx)
+                                  child_quiet, child_irrev, child_rule, child_left, tab, weights, moves,
+                                  frames, tt, ctx)
             else:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -alpha - 1, -alpha, child_quiet,
-                                  child_irrev, tab, weights, moves, frames, tt, ctx)
+                                  child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
                 if score > alpha and ctx[C_ABORT] == 0:
                     score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, -alpha, child_quiet,
-                                      child_irrev, tab, weights, moves, frames, tt, ctx)
+                                      child_irrev, child_rule, child_left, tab, weights, moves, frames, tt,
+                                      ctx)
             if ctx[C_ABORT] != 0:
                 break
             iter_scores[m] = score

@@ -27,7 +27,9 @@ R_QUIET_LIMIT = 7
 R_INVERTED = 8
 R_FIRST_PLAYER = 9
 R_START_PIECES = 10  # pieces on the board at the start (both sides)
-R_COUNT = 11
+R_EG_COUNT = 11  # number of small-endgame draw counts (Variant.endgame_draws)
+R_EG_MAX_PIECES = 12  # most pieces on the board any of them applies to
+R_COUNT = 13
 
 PROMO_STOP = 0
 PROMO_CONTINUE_AS_MAN = 1
@@ -66,7 +68,18 @@ T_ZOBRIST = T_CONE + 2 * 64
 # where a man of c has advanced r rows with bit k of r set, so the total advance
 # of a set of men is sum(2**k * popcount(men & plane_k)).
 T_ADVANCE_PLANES = T_ZOBRIST + 4 * 64 + 1
-T_SIZE = T_ADVANCE_PLANES + 8
+# [EG_MAX * EG_STRIDE] the endgame draw counts, one record each: EG_* offsets below
+T_ENDGAME = T_ADVANCE_PLANES + 8
+T_SIZE = T_ENDGAME + 4 * 8
+
+EG_MAX = 4
+EG_STRIDE = 8
+EG_MOVES = 0  # moves each
+EG_MAIN_ROAD = 1  # 1: only while the lone king stands on the main diagonal
+EG_RESTART = 2  # 1: a capture or crowning starts the count afresh
+EG_STRONG_MOVES = 3  # 1: drawn after the stronger side's last move
+EG_STRONG = 4  # [3] bit set of the stronger side's (kings, men): bit kings * EG_SIDE + men
+EG_SIDE = 13  # kings and men of one side are each at most 12 here
 
 ZOBRIST_SEED = 20261129  # fixed: hashes must be identical in every process
 
@@ -100,6 +113,8 @@ def kernel_tables(variant: Variant) -> KernelTables:
     rules[R_INVERTED] = int(variant.outcome_inverted)
     rules[R_FIRST_PLAYER] = int(variant.first_player)
     rules[R_START_PIECES] = 2 * variant.men_rows * variant.squares_per_row
+    rules[R_EG_COUNT] = len(variant.endgame_draws)
+    rules[R_EG_MAX_PIECES] = max((draw.max_pieces for draw in variant.endgame_draws), default=0)
     masks = np.zeros(M_COUNT, dtype=np.uint64)
     masks[M_BOARD] = geo.board_mask
     masks[M_PROMO_WHITE] = geo.row_mask[0]
@@ -147,6 +162,7 @@ def kernel_tables(variant: Variant) -> KernelTables:
                 if ((geo.size - 1 - rows[sq]) if color == 0 else rows[sq]) >> k & 1
             ]
             packed[T_ADVANCE_PLANES + color * 4 + k] = geo.mask_of(plane)
+    _pack_endgame_draws(variant, packed)
     rng = np.random.default_rng(ZOBRIST_SEED)
     packed[T_ZOBRIST : T_ZOBRIST + 4 * 64 + 1] = rng.integers(1, 2**62, size=4 * 64 + 1, dtype=np.int64)
     for a in (rules, masks, deltas, packed):
@@ -160,3 +176,23 @@ def kernel_tables(variant: Variant) -> KernelTables:
         ray_length=np.ascontiguousarray(geo.ray_length),
         packed=packed,
     )
+
+
+def _pack_endgame_draws(variant: Variant, packed: npt.NDArray[np.int64]) -> None:
+    """Write ``variant.endgame_draws`` into the T_ENDGAME records of ``packed``."""
+    if len(variant.endgame_draws) > EG_MAX:
+        raise ValueError(f"{variant.name}: at most {EG_MAX} endgame draw counts, "
+                         f"got {len(variant.endgame_draws)}")
+    packed[T_ENDGAME : T_ENDGAME + EG_MAX * EG_STRIDE] = 0
+    for index, draw in enumerate(variant.endgame_draws):
+        base = T_ENDGAME + index * EG_STRIDE
+        packed[base + EG_MOVES] = draw.moves
+        packed[base + EG_MAIN_ROAD] = int(draw.lone_king_on_main_road)
+        packed[base + EG_RESTART] = int(draw.restart_on_material_change)
+        packed[base + EG_STRONG_MOVES] = int(draw.strong_side_moves)
+        words = [0, 0, 0]
+        for kings, men in draw.strong:
+            key = kings * EG_SIDE + men
+            words[key // 64] |= 1 << (key % 64)
+        for word_index, word in enumerate(words):
+            packed[base + EG_STRONG + word_index] = word - (1 << 64) if word >= 1 << 63 else word

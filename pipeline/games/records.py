@@ -17,7 +17,8 @@ GAMES_SCHEMA_VERSION = 1
 POSITIONS_SCHEMA_VERSION = 1
 
 #: termination reasons: the engine's (engine.board.Termination values) plus ply_cap
-TERMINATIONS = ("no_pieces", "no_moves", "threefold_repetition", "quiet_ply_limit", "ply_cap")
+TERMINATIONS = ("no_pieces", "no_moves", "threefold_repetition", "quiet_ply_limit", "endgame_move_limit",
+                "ply_cap")
 RESULTS_PDN = ("1-0", "0-1", "1/2-1/2")
 
 GAMES_SCHEMA = pa.schema(

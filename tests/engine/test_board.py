@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from engine.board import Board, Outcome, Termination
 from engine.errors import DraughtsError, FenError, MoveError, UnknownVariantError
 from engine.fen import parse_fen
+from engine.move import Move
 from engine.position import initial_position
 from engine.variants import VARIANTS, Color, Variant, get_variant
 
@@ -136,3 +137,49 @@ def test_random_games_terminate_with_a_reason(variant: Variant) -> None:
         else:
             assert outcome.winner is None
         assert parse_fen(variant, board.fen()) == board.position
+
+
+# -- FEN counters: H is the quiet-ply count, F the move number ------------------------------------
+def test_fen_counters_set_up_and_follow_the_game() -> None:
+    board = Board("international", "B:WK46:BK5:H7:F30")
+    assert (board.quiet_plies, board.move_number) == (7, 30)
+    board.push_text("5-14")
+    assert board.fen(counters=True) == "W:WK46:BK14:H8:F31"
+    assert board.start_fen(counters=True) == "B:WK46:BK5:H7:F30"
+    assert board.fen() == "W:WK46:BK14"
+    copy = board.copy()
+    copy.pop()
+    assert copy.fen(counters=True) == "B:WK46:BK5:H7:F30"
+    assert Board("english").fen(counters=True).endswith(":H0:F1")
+
+
+def _quiet_limit_game(seed: int) -> list[Move] | None:
+    """A random english kings game that ends by the quiet-ply rule, or None."""
+    rng = random.Random(seed)
+    board = Board("english", "W:WK29,K30,K31:BK1,K2,K3")
+    while board.outcome() is None:
+        board.push(rng.choice(board.legal_moves))
+    outcome = board.outcome()
+    assert outcome is not None
+    return board.move_stack if outcome.termination == Termination.QUIET_PLY_LIMIT else None
+
+
+def test_game_resumed_from_fen_ends_on_the_same_move_by_the_quiet_ply_rule() -> None:
+    moves = next(found for found in map(_quiet_limit_game, range(200)) if found is not None)
+    original = Board("english", "W:WK29,K30,K31:BK1,K2,K3")
+    for move in moves:
+        original.push(move)
+    for cut in (len(moves) - 79, len(moves) - 40, len(moves) - 1):  # inside the final quiet run
+        board = Board("english", "W:WK29,K30,K31:BK1,K2,K3")
+        for move in moves[:cut]:
+            board.push(move)
+        text = board.fen(counters=True)
+        assert f":H{board.quiet_plies}:" in text
+        resumed = Board("english", text)
+        assert resumed.quiet_plies == board.quiet_plies > 0
+        for move in moves[cut:]:
+            assert resumed.outcome() is None
+            resumed.push(move)
+        assert resumed.outcome() == Outcome(None, Termination.QUIET_PLY_LIMIT)
+        assert resumed.quiet_plies == original.quiet_plies
+        assert resumed.move_number == original.move_number

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import DraughtsError, FenError
-from engine.fen import format_fen, parse_fen
+from engine.fen import format_fen, parse_fen, read_fen
 from engine.geometry import geometry
 from engine.position import Position, initial_position
 from engine.variants import VARIANTS, Color, Variant, get_variant
@@ -181,3 +181,50 @@ def test_fuzzed_fen_like_text_raises_only_draughts_errors(variant: Variant, text
     except DraughtsError:
         return
     assert parse_fen(variant, format_fen(variant, pos)) == pos
+
+
+# -- the servers' optional fields: H (half-move clock) and F (move number) ----------------------
+def test_counter_fields_read_and_dropped_by_parse_fen() -> None:
+    record = read_fen(INTERNATIONAL, "W:W31-50:B1-20:H0:F1")
+    assert (record.halfmove_clock, record.move_number) == (0, 1)
+    assert record.position == parse_fen(INTERNATIONAL, "W:W31-50:B1-20")
+    assert read_fen(ENGLISH, "B:WK21:BK1:F7:H12") == read_fen(ENGLISH, "B:WK21:BK1:H12:F7")
+    plain = read_fen(ENGLISH, "B:WK21:BK1")
+    assert (plain.halfmove_clock, plain.move_number) == (None, None)
+
+
+def test_counter_fields_written_only_when_asked() -> None:
+    pos = parse_fen(ENGLISH, "B:WK21:BK1")
+    assert format_fen(ENGLISH, pos) == "B:WK21:BK1"
+    assert format_fen(ENGLISH, pos, halfmove_clock=3, move_number=40) == "B:WK21:BK1:H3:F40"
+    text = "B:WK21:BK1:H3:F40"
+    record = read_fen(ENGLISH, text)
+    assert format_fen(ENGLISH, record.position, False, record.halfmove_clock, record.move_number) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("W:W21:B1:H", "half-move clock"),
+        ("W:W21:B1:Hx", "half-move clock"),
+        ("W:W21:B1:H-1", "half-move clock"),
+        ("W:W21:B1:F0", "at least 1"),
+        ("W:W21:B1:H1:H2", "twice"),
+        ("W:W21:B1:H1234567", "half-move clock"),
+        ("W:W21:B1:H1:X2", "3"),
+        ("W:W21:H1:F1", "'H1'"),
+    ],
+)
+def test_counter_fields_rejected_with_quote(text: str, problem: str) -> None:
+    with pytest.raises(FenError) as info:
+        read_fen(ENGLISH, text)
+    assert repr(text) in str(info.value) and problem in str(info.value)
+
+
+def test_long_input_is_quoted_cut_with_its_length() -> None:
+    text = "W:W21:B" + ",".join(["1"] * 5000)
+    with pytest.raises(FenError) as info:
+        parse_fen(ENGLISH, text)
+    message = str(info.value)
+    assert repr(text[:120]) in message and f"({len(text)} characters)" in message
+    assert len(message) < 400

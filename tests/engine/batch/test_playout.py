@@ -19,6 +19,7 @@ _BOARD_TERM = {
     BoardTermination.THREEFOLD_REPETITION: Termination.THREEFOLD_REPETITION,
     BoardTermination.QUIET_PLY_LIMIT: Termination.QUIET_PLY_LIMIT,
     BoardTermination.PLY_CAP: Termination.PLY_CAP,
+    BoardTermination.ENDGAME_MOVE_LIMIT: Termination.ENDGAME_MOVE_LIMIT,
 }
 
 
@@ -63,6 +64,12 @@ _DRAWS = {Termination.THREEFOLD_REPETITION, Termination.QUIET_PLY_LIMIT}
     # king endgames: repetitions and quiet-ply draws
     ("english", 60, 300, "W:WK29,K30,K31:BK2,K3,K4", _DECISIVE | _DRAWS),
     ("russian", 60, 300, "W:WK29,K30:BK4,K3", _DECISIVE | {Termination.QUIET_PLY_LIMIT}),
+    # small-endgame counts (FMJD art. 6; russian three kings v one, on and off the main road)
+    ("international", 80, 300, "W:WK46,K47,K48:BK3", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("international", 80, 300, "W:WK46,K47,36,16:BK3,K4", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 80, 300, "W:WK30,K31,K32,K21:BK1", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 80, 300, "W:WK30,K31,K32:BK4", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("brazilian-fmjd-endgame", 80, 300, "W:WK31,K32,K30:BK2", {Termination.ENDGAME_MOVE_LIMIT}),
 ])
 def test_endings_agree_with_board(
     name: str, games: int, max_plies: int, fen: str | None, expect: set[Termination]
