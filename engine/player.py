@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from engine.errors import DraughtsError
+from engine.features import N_FEATURES
 from engine.move import Move
 from engine.position import Position
 from engine.profile import LevelProfile
+from engine.variants import Variant
 
 if TYPE_CHECKING:
     from engine.board import Board
@@ -122,6 +126,33 @@ class Player:
             out.append(found)
             walker.push(found)
         return tuple(out)
+
+
+class RandomMover:
+    """A uniformly random legal move each ply, from the same counter-based stream as a Player's."""
+
+    def __init__(self, variant: Variant, seed: int = 0) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise DraughtsError(f"seed must be a non-negative integer, got {seed!r}")
+        self.variant = variant
+        self.seed = seed
+        self._searcher: Searcher | None = None
+
+    def choose_move(self, board: Board) -> ChosenMove:
+        """A random legal move of ``board`` (DraughtsError if there is none)."""
+        from engine.search import Searcher, Weakening
+
+        started = time.perf_counter()
+        if self._searcher is None:
+            self._searcher = Searcher(self.variant, np.zeros(N_FEATURES), 1, 1, False, 4)
+        decision = self._searcher.decide(board.position, (), board.quiet_plies, board.ply, self.seed,
+                                         Weakening(random_move_prob=1.0))
+        if decision.move is None:
+            raise DraughtsError(f"no legal move in position {board.fen()!r}")
+        move = find_move(board, decision.move, board.variant.distinct_capture_orders)
+        if move is None:
+            raise RuntimeError(f"random move {decision.move!r} is not legal in {board.fen()!r}")
+        return ChosenMove(move, None, 0, 0, time.perf_counter() - started, decision.random, (move,))
 
 
 def find_move(board: Board, raw: RawMove, with_path: bool) -> Move | None:
