@@ -23,6 +23,11 @@ from engine.geometry import geometry
 from engine.kernel.decide import O_SIZE
 from engine.kernel.games import (
     END_ERROR,
+    END_NO_MOVES,
+    END_NO_PIECES,
+    END_PLY_CAP,
+    END_QUIET_LIMIT,
+    END_THREEFOLD,
     G_BLACK,
     G_DEPTH,
     G_END,
@@ -48,7 +53,13 @@ from engine.profile import LevelProfile
 from engine.search import SEARCH_MOVE_CAPACITY, Weakening, knob_array
 from engine.variants import Color, Variant
 
-_TERMINATIONS = tuple(Termination)  # index = the kernel's END_* code
+_TERMINATIONS = {
+    END_NO_PIECES: Termination.NO_PIECES,
+    END_NO_MOVES: Termination.NO_MOVES,
+    END_THREEFOLD: Termination.THREEFOLD_REPETITION,
+    END_QUIET_LIMIT: Termination.QUIET_PLY_LIMIT,
+    END_PLY_CAP: Termination.PLY_CAP,
+}
 
 
 @dataclass(frozen=True)
