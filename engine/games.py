@@ -1,7 +1,7 @@
 """Whole games at search speed: the Python face of :mod:`engine.kernel.games`.
 
 A :class:`GameRunner` holds the buffers of a set of players (one transposition table each)
-and plays a game per call entirely in compiled code; nothing per ply is a Python object.
+and plays a set of games in one compiled call; nothing per ply is a Python object.
 Move text and the final FEN are built once, from the finished game's move log. The moves are
 those ``engine.player.Player.choose_move`` picks move by move (one compiled decision serves
 both), so a game depends only on its start, its players and their seeds.
@@ -34,6 +34,7 @@ from engine.kernel.games import (
     G_KINGS,
     G_MOVES_BY,
     G_NODES,
+    G_PLIES,
     G_SIDE,
     G_SIZE,
     G_WHITE,
@@ -42,7 +43,7 @@ from engine.kernel.games import (
     P_QUIESCENCE,
     P_SIZE,
     P_TT_MASK,
-    play_game,
+    play_games,
 )
 from engine.kernel.movegen import MV_CAP, MV_PATH, MV_PLEN, MV_SIZE, MV_TO, new_scratch
 from engine.kernel.search import C_SIZE, MAX_PLY
@@ -145,33 +146,50 @@ class GameRunner:
         self._root_scores = np.zeros(SEARCH_MOVE_CAPACITY, dtype=np.int64)
         self._result = np.zeros(5, dtype=np.int64)
         self._out = np.zeros(O_SIZE, dtype=np.int64)
-        self._log = np.zeros((0, MV_SIZE), dtype=np.int64)
-        self._summary = np.zeros(G_SIZE, dtype=np.int64)
 
-    def play(self, start: Position, white: int, black: int, white_seed: int, black_seed: int,
-             ply_cap: int) -> GameResult:
-        """Play one game from ``start``: player ``white`` (seed ``white_seed``) against ``black``."""
-        for index in (white, black):
+    def play_all(self, starts: Sequence[Position], white: Sequence[int], black: Sequence[int],
+                 white_seeds: Sequence[int], black_seeds: Sequence[int], ply_cap: int) -> list[GameResult]:
+        """Play game ``g`` from ``starts[g]`` between players ``white[g]`` and ``black[g]``, every
+        game in one compiled call. A game's ``cpu_seconds`` is its share of the call's CPU time, by
+        search nodes (evenly when nothing was searched)."""
+        count = len(starts)
+        if not len(white) == len(black) == len(white_seeds) == len(black_seeds) == count:
+            raise ValueError("play_all needs one start, two players and two seeds per game")
+        for index in (*white, *black):
             if not 0 <= index < len(self.players):
                 raise ValueError(f"no player {index} (have {len(self.players)})")
         if ply_cap < 0:
             raise ValueError(f"ply_cap must be >= 0, got {ply_cap}")
-        if self._log.shape[0] < ply_cap:
-            self._log = np.zeros((ply_cap, MV_SIZE), dtype=np.int64)
-        seeds = np.array([white_seed, black_seed], dtype=np.int64)
-        players = np.array([white, black], dtype=np.int64)
+        board = np.array([[p.white, p.black, p.kings, int(p.side_to_move)] for p in starts],
+                         dtype=np.int64).reshape(count, 4)
+        seeds = np.array([white_seeds, black_seeds], dtype=np.int64).T.copy()
+        players = np.array([white, black], dtype=np.int64).T.copy()
+        logs = np.zeros((count, ply_cap, MV_SIZE), dtype=np.int64)
+        summaries = np.zeros((count, G_SIZE), dtype=np.int64)
         started = time.thread_time()
-        plies = play_game(np.uint64(start.white), np.uint64(start.black), np.uint64(start.kings),
-                          int(start.side_to_move), int(ply_cap), seeds, players, self._knobs,
-                          self._settings, self._weights, self._tts, self._tab, self._moves, self._frames,
-                          self._ctx, self._root_scores, self._result, self._out, self._log, self._summary)
+        play_games(board, int(ply_cap), seeds, players, self._knobs, self._settings, self._weights,
+                   self._tts, self._tab, self._moves, self._frames, self._ctx, self._root_scores,
+                   self._result, self._out, logs, summaries)
         cpu = time.thread_time() - started
-        s = [int(x) for x in self._summary]
+        nodes = summaries[:, G_NODES] + summaries[:, G_NODES + 1]
+        total = int(nodes.sum())
+        shares = nodes / total if total > 0 else np.full(count, 1.0 / max(1, count))
+        return [self._result_of(starts[g], summaries[g], logs[g], cpu * float(shares[g]))
+                for g in range(count)]
+
+    def play(self, start: Position, white: int, black: int, white_seed: int, black_seed: int,
+             ply_cap: int) -> GameResult:
+        """Play one game from ``start``: player ``white`` (seed ``white_seed``) against ``black``."""
+        return self.play_all([start], [white], [black], [white_seed], [black_seed], ply_cap)[0]
+
+    def _result_of(self, start: Position, summary: npt.NDArray[np.int64], log: npt.NDArray[np.int64],
+                   cpu: float) -> GameResult:
+        s = [int(x) for x in summary]
         if s[G_END] == END_ERROR:
             raise RuntimeError("move buffer overflow in the game runner")
         final = Position(s[G_WHITE], s[G_BLACK], s[G_KINGS], Color(s[G_SIDE]))
         return GameResult(
-            variant=self.variant, start=start, log=self._log[:plies].copy(),
+            variant=self.variant, start=start, log=log[: s[G_PLIES]].copy(),
             termination=_TERMINATIONS[s[G_END]],
             winner=None if s[G_WINNER] < 0 else Color(s[G_WINNER]),
             final=final, nodes=(s[G_NODES], s[G_NODES + 1]), max_depth=(s[G_DEPTH], s[G_DEPTH + 1]),

@@ -159,3 +159,24 @@ def play_game(
     summary[G_KINGS] = np.int64(kings)
     summary[G_SIDE] = side
     return ply
+
+
+@njit(cache=True)
+def play_games(
+    starts: npt.NDArray[np.int64], ply_cap: int, seeds: npt.NDArray[np.int64], players: npt.NDArray[np.int64],
+    knobs: npt.NDArray[np.float64], settings: npt.NDArray[np.int64], weights: npt.NDArray[np.float64],
+    tts: npt.NDArray[np.int64],
+    tab: npt.NDArray[np.int64], moves: npt.NDArray[np.int64], frames: npt.NDArray[np.int64],
+    ctx: npt.NDArray[np.int64], root_scores: npt.NDArray[np.int64], result: npt.NDArray[np.int64],
+    out: npt.NDArray[np.int64], logs: npt.NDArray[np.int64], summaries: npt.NDArray[np.int64],
+) -> int:
+    """Play every game ``g`` of a set to its end (as :func:`play_game`); returns the number played.
+
+    Game ``g`` starts from ``starts[g]`` (white, black, kings, side to move) with ``seeds[g]`` and
+    ``players[g]``; its moves go to ``logs[g]``, its outcome to ``summaries[g]``.
+    """
+    for g in range(starts.shape[0]):
+        play_game(np.uint64(starts[g, 0]), np.uint64(starts[g, 1]), np.uint64(starts[g, 2]),
+                  int(starts[g, 3]), ply_cap, seeds[g], players[g], knobs, settings, weights, tts, tab,
+                  moves, frames, ctx, root_scores, result, out, logs[g], summaries[g])
+    return int(starts.shape[0])

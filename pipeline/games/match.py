@@ -9,7 +9,7 @@ aside).
 Games come in colour-swapped pairs: pair k of a batch plays its opening twice, side A takes
 White in the first game (``game_in_pair == 0``) and Black in the second.
 
-``play_batch`` plays each game in compiled code (:class:`engine.games.GameRunner`);
+``play_batch`` plays the batch's games in one compiled call (:class:`engine.games.GameRunner`);
 ``play_batch_per_move`` is the same games move by move through ``Player.choose_move`` and a
 ``Board``, kept as the reference the runner is tested and benchmarked against.
 """
@@ -117,32 +117,30 @@ def part_of(spec: BatchSpec, start: int, stop: int) -> BatchSpec:
 
 
 def play_batch(spec: BatchSpec) -> pa.Table:
-    """Play every game of ``spec`` in compiled code; one row per game, in game-id order."""
+    """Play every game of ``spec`` in one compiled call; one row per game, in game-id order."""
     variant = get_variant(spec.variant)
     a, b = resolve_player(spec.player_a, spec.variant), resolve_player(spec.player_b, spec.variant)
-    runner = _runner(spec.variant, spec.player_a, spec.player_b)
+    games = [_Game(spec, index) for index in range(spec.n_games)]
+    whites = [0 if game.a_color == Color.WHITE else 1 for game in games]
+    results = _runner(spec.variant, spec.player_a, spec.player_b).play_all(
+        [parse_fen(variant, game.fen) for game in games], whites, [1 - w for w in whites],
+        [game.side_seed[Color.WHITE] for game in games], [game.side_seed[Color.BLACK] for game in games],
+        spec.ply_cap)
     rows = []
-    for index in range(spec.n_games):
-        started = time.thread_time()
-        game = _Game(spec, index)
-        white = 0 if game.a_color == Color.WHITE else 1
-        result = runner.play(parse_fen(variant, game.fen), white, 1 - white,
-                             game.side_seed[Color.WHITE], game.side_seed[Color.BLACK], spec.ply_cap)
+    for game, white, result in zip(games, whites, results, strict=True):
         texts = result.move_texts(variant.algebraic_notation)
         first = result.start.side_to_move == variant.first_player
         plies = [(first == (ply % 2 == 0), text) for ply, text in enumerate(texts)]
         final = result.final
         nodes = {Color.WHITE: result.nodes[0], Color.BLACK: result.nodes[1]}
-        seconds = _split_seconds(time.thread_time() - started, nodes)
         rows.append(game.row(
-            white_player=(a, b)[white], black_player=(a, b)[1 - white], outcome=Outcome(result.winner,
-                                                                                         result.termination),
-            plies=result.plies, movetext=format_movetext(plies),
-            final_fen=result.final_fen(variant.algebraic_notation),
+            white_player=(a, b)[white], black_player=(a, b)[1 - white],
+            outcome=Outcome(result.winner, result.termination), plies=result.plies,
+            movetext=format_movetext(plies), final_fen=result.final_fen(variant.algebraic_notation),
             pieces={Color.WHITE: _count(final.white), Color.BLACK: _count(final.black)},
             moves_by={Color.WHITE: result.moves_by[0], Color.BLACK: result.moves_by[1]},
             nodes=nodes, depth={Color.WHITE: result.max_depth[0], Color.BLACK: result.max_depth[1]},
-            seconds=seconds,
+            seconds=_split_seconds(result.cpu_seconds, nodes),
         ))
     return games_table(rows)
 

@@ -101,14 +101,17 @@ def test_a_game_does_not_depend_on_the_games_before_it() -> None:
     target = starts[-1]
 
     def last_of(count: int) -> str:
-        runner = GameRunner(english, players)
-        result = None
-        for i, start in enumerate(starts[-count:]):
-            result = runner.play(start, i % 2, 1 - i % 2, 100 + i, 200 + i, 200) if start is not target \
-                else runner.play(start, 1, 0, 5, 6, 200)
-        assert result is not None
-        return " ".join(result.move_texts()) + result.termination.value
+        """The target game played last of ``count`` games in one call of a fresh runner."""
+        chosen = starts[-count:]
+        whites = [i % 2 for i in range(count - 1)] + [1]
+        results = GameRunner(english, players).play_all(
+            chosen, whites, [1 - w for w in whites], [100 + i for i in range(count - 1)] + [5],
+            [200 + i for i in range(count - 1)] + [6], 200)
+        assert len(results) == count and results[-1].start == target
+        return " ".join(results[-1].move_texts()) + results[-1].termination.value
 
+    single = GameRunner(english, players).play(target, 1, 0, 5, 6, 200)
+    assert last_of(1) == " ".join(single.move_texts()) + single.termination.value
     assert last_of(1) == last_of(7) == last_of(64)
 
 
@@ -145,3 +148,5 @@ def test_bad_runner_inputs() -> None:
         runner.play(Board("english").position, 0, 1, 0, 0, 10)
     with pytest.raises(ValueError, match="ply_cap"):
         runner.play(Board("english").position, 0, 0, 0, 0, -1)
+    with pytest.raises(ValueError, match="one start, two players and two seeds per game"):
+        runner.play_all([Board("english").position], [0, 0], [0], [0], [0], 10)
