@@ -20,8 +20,9 @@ from engine.games import GamePlayer
 from pipeline.games.match import BatchSpec, part_of
 from pipeline.games.players import resolve_player
 
-#: nominal search speed (nodes per CPU-second) by board size, and bookkeeping per ply
-NOMINAL_NODES_PER_SECOND = {8: 1_000_000.0, 10: 400_000.0}
+#: nominal search speed (nodes per CPU-second) by board size, and bookkeeping per ply: fixed
+#: constants near what self-play measured (docs/selfplay.md), never measured at run time
+NOMINAL_NODES_PER_SECOND = {8: 3_000_000.0, 10: 2_500_000.0}
 SECONDS_PER_PLY = 20e-6
 #: a search to depth d without a binding budget visits about NODES_PER_DEPTH_BASE * 3**d nodes
 NODES_PER_DEPTH_BASE = 5.0
