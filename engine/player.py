@@ -1,15 +1,11 @@
 """Player: picks a move for a board at one difficulty level (search plus weakening).
 
-Pure and deterministic: no I/O, and every random choice comes from a generator seeded by
-(seed, ply count, position) through ``numpy.random.SeedSequence``, so replaying a game with
-the same seed gives the same moves, and one Player can serve many games. The search itself
-is deterministic too (node budget, no clock; its transposition table is generation-tagged,
-so earlier searches do not leak into later ones).
-
-Weakening, in order: with probability ``random_move_prob`` a uniformly random legal move
-(no search); otherwise search, and when any of ``noise_sigma``, ``top_k``, ``temperature``
-is set, take exact root scores, add N(0, sigma) noise, keep the ``top_k`` best, and choose by
-softmax(score / temperature) (or the best, ties to the first in generator order).
+Pure and deterministic: no I/O, and the decision is the compiled one of
+:mod:`engine.kernel.decide` (shared with the batch game runner), whose random draws come from
+a counter-based stream keyed by (seed, ply count, position). Replaying a game with the same
+seed gives the same moves, and one Player can serve many games. The search itself is
+deterministic too (node budget, no clock; its transposition table is generation-tagged, so
+earlier searches do not leak into later ones).
 """
 
 from __future__ import annotations
@@ -20,17 +16,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from engine.errors import DraughtsError
+from engine.features import N_FEATURES
 from engine.move import Move
 from engine.position import Position
 from engine.profile import LevelProfile
+from engine.variants import Variant
 
 if TYPE_CHECKING:
     from engine.board import Board
     from engine.kernel.movegen import RawMove
-    from engine.search import Searcher
+    from engine.search import Searcher, Weakening
 
 MoveKey = tuple[int, int, int, tuple[int, ...]]
 
@@ -67,24 +64,6 @@ def game_history(board: Board) -> list[Position]:
     return positions
 
 
-def pick_weakened(
-    scores: Sequence[int], noise_sigma: float, top_k: int, temperature: float, rng: np.random.Generator
-) -> int:
-    """Index of the move chosen from exact root ``scores`` by noise, top-k and softmax."""
-    values: npt.NDArray[np.float64] = np.asarray(scores, dtype=np.float64)
-    if noise_sigma > 0:
-        values = values + rng.normal(0.0, noise_sigma, size=values.shape[0])
-    keep = np.arange(values.shape[0])
-    if 0 < top_k < values.shape[0]:
-        keep = np.sort(np.argsort(-values, kind="stable")[:top_k])
-    kept = values[keep]
-    if temperature > 0:
-        logits = (kept - kept.max()) / temperature
-        weights = np.exp(logits)
-        return int(keep[int(rng.choice(keep.shape[0], p=weights / weights.sum()))])
-    return int(keep[int(np.argmax(kept))])
-
-
 class Player:
     """Plays one :class:`~engine.profile.LevelProfile`; reusable across moves and games."""
 
@@ -101,13 +80,6 @@ class Player:
     def profile_hash(self) -> str:
         return self.level.profile_hash()
 
-    def rng_for(self, board: Board) -> np.random.Generator:
-        """The generator of this move: a function of the seed, the ply count and the position."""
-        position = board.position
-        entropy = [self.seed, board.ply, position.white, position.black, position.kings,
-                   int(position.side_to_move)]
-        return np.random.default_rng(np.random.SeedSequence(entropy))
-
     def searcher(self) -> Searcher:
         """The level's searcher, built on first use (compiles/loads the kernel)."""
         if self._searcher is None:
@@ -118,6 +90,14 @@ class Player:
                                       lv.quiescence, lv.tt_log2)
         return self._searcher
 
+    @property
+    def weakening(self) -> Weakening:
+        """The level's weakening knobs, as the decision kernel takes them."""
+        from engine.search import Weakening
+
+        lv = self.level
+        return Weakening(lv.random_move_prob, lv.noise_sigma, lv.top_k, lv.temperature)
+
     def choose_move(self, board: Board) -> ChosenMove:
         """The move this level plays in ``board`` (DraughtsError if there is none)."""
         started = time.perf_counter()
@@ -125,33 +105,13 @@ class Player:
             raise DraughtsError(
                 f"a {self.level.variant.name} level cannot play a {board.variant.name} board {board.fen()!r}"
             )
-        moves = board.legal_moves
-        if not moves:
+        decision = self.searcher().decide(board.position, game_history(board), board.quiet_plies,
+                                          board.ply, self.seed, self.weakening, board.endgame_count)
+        if decision.move is None:
             raise DraughtsError(f"no legal move in position {board.fen()!r}")
-        if len(moves) == 1:
-            return ChosenMove(moves[0], None, 0, 0, time.perf_counter() - started, False, (moves[0],))
-        lv = self.level
-        rng = self.rng_for(board)
-        if lv.random_move_prob > 0 and rng.random() < lv.random_move_prob:
-            move = moves[int(rng.integers(len(moves)))]
-            return ChosenMove(move, None, 0, 0, time.perf_counter() - started, True, (move,))
-        weaken = lv.noise_sigma > 0 or lv.top_k > 0 or lv.temperature > 0
-        result = self.searcher().search(board.position, game_history(board), board.quiet_plies,
-                                        exact_root=weaken, endgame=board.endgame_count)
-        if result.best is None:
-            raise RuntimeError(f"search found no move in {board.fen()!r} although moves exist")
-        chosen, score = result.best, result.score
-        if weaken and result.root_scores is not None:
-            index = pick_weakened(result.root_scores, lv.noise_sigma, lv.top_k, lv.temperature, rng)
-            chosen, score = result.root_moves[index], result.root_scores[index]
-        with_path = board.variant.distinct_capture_orders
-        if chosen != result.best:
-            pv_raw: tuple[RawMove, ...] = (chosen,)
-        else:
-            pv_raw = result.pv or (chosen,)
-        pv = self._to_moves(board, pv_raw, with_path)
-        return ChosenMove(pv[0], int(score), result.depth, result.nodes,
-                          time.perf_counter() - started, False, pv)
+        pv = self._to_moves(board, decision.pv, board.variant.distinct_capture_orders)
+        return ChosenMove(pv[0], decision.score, decision.depth, decision.nodes,
+                          time.perf_counter() - started, decision.random, pv)
 
     def _to_moves(self, board: Board, line: Sequence[RawMove], with_path: bool) -> tuple[Move, ...]:
         """Map the search's raw moves to the Board's legal Moves, walking a copy of the board."""
@@ -166,6 +126,33 @@ class Player:
             out.append(found)
             walker.push(found)
         return tuple(out)
+
+
+class RandomMover:
+    """A uniformly random legal move each ply, from the same counter-based stream as a Player's."""
+
+    def __init__(self, variant: Variant, seed: int = 0) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise DraughtsError(f"seed must be a non-negative integer, got {seed!r}")
+        self.variant = variant
+        self.seed = seed
+        self._searcher: Searcher | None = None
+
+    def choose_move(self, board: Board) -> ChosenMove:
+        """A random legal move of ``board`` (DraughtsError if there is none)."""
+        from engine.search import Searcher, Weakening
+
+        started = time.perf_counter()
+        if self._searcher is None:
+            self._searcher = Searcher(self.variant, np.zeros(N_FEATURES), 1, 1, False, 4)
+        decision = self._searcher.decide(board.position, (), board.quiet_plies, board.ply, self.seed,
+                                         Weakening(random_move_prob=1.0))
+        if decision.move is None:
+            raise DraughtsError(f"no legal move in position {board.fen()!r}")
+        move = find_move(board, decision.move, board.variant.distinct_capture_orders)
+        if move is None:
+            raise RuntimeError(f"random move {decision.move!r} is not legal in {board.fen()!r}")
+        return ChosenMove(move, None, 0, 0, time.perf_counter() - started, decision.random, (move,))
 
 
 def find_move(board: Board, raw: RawMove, with_path: bool) -> Move | None:

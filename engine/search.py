@@ -11,6 +11,24 @@ import numpy.typing as npt
 
 from engine.endgame import EndgameCount, start_count
 from engine.features import N_FEATURES
+from engine.kernel.decide import (
+    K_MAX_DEPTH,
+    K_NOISE_SIGMA,
+    K_RANDOM_MOVE_PROB,
+    K_SIZE,
+    K_TEMPERATURE,
+    K_TOP_K,
+    KIND_RANDOM,
+    KIND_SEARCHED,
+    O_DEPTH,
+    O_INDEX,
+    O_KIND,
+    O_NODES,
+    O_PV_LEN,
+    O_SCORE,
+    O_SIZE,
+    decide,
+)
 from engine.kernel.movegen import MV_SIZE, RawMove, _raw_move, legal_moves, new_scratch
 from engine.kernel.search import (
     C_BUDGET,
@@ -48,6 +66,39 @@ class SearchResult:
     root_scores: tuple[int, ...] | None  # exact per-move scores when asked for (exact_root)
 
 
+@dataclass(frozen=True)
+class Weakening:
+    """A level's weakening knobs (see :mod:`engine.kernel.decide` for the order they apply in)."""
+
+    random_move_prob: float = 0.0
+    noise_sigma: float = 0.0
+    top_k: int = 0
+    temperature: float = 0.0
+
+
+def knob_array(max_depth: int, weakening: Weakening) -> npt.NDArray[np.float64]:
+    """The decision kernel's knob array of a level."""
+    knobs = np.zeros(K_SIZE, dtype=np.float64)
+    knobs[K_MAX_DEPTH] = max_depth
+    knobs[K_RANDOM_MOVE_PROB] = weakening.random_move_prob
+    knobs[K_NOISE_SIGMA] = weakening.noise_sigma
+    knobs[K_TOP_K] = weakening.top_k
+    knobs[K_TEMPERATURE] = weakening.temperature
+    return knobs
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A level's move choice: ``move`` None when there is no legal move; ``score`` None unless searched."""
+
+    move: RawMove | None
+    score: int | None
+    depth: int
+    nodes: int
+    random: bool  # the random-move knob fired
+    pv: tuple[RawMove, ...]  # from the chosen move; just the move unless it was the search's best
+
+
 class Searcher:
     """Owns the search buffers and transposition table; reuse it across moves."""
 
@@ -74,6 +125,39 @@ class Searcher:
         self._ctx[C_TT_MASK] = (1 << tt_log2) - 1
         self._root_scores = np.zeros(SEARCH_MOVE_CAPACITY, dtype=np.int64)
         self._result = np.zeros(5, dtype=np.int64)
+        self._out = np.zeros(O_SIZE, dtype=np.int64)
+
+    def _load_history(self, history: Sequence[Position]) -> None:
+        recent = list(history)[-MAX_GAME_HISTORY:]
+        for i, earlier in enumerate(recent):
+            self._ctx[C_HASHES + i] = self.position_key(earlier)
+        self._ctx[C_HIST_BASE] = len(recent)
+
+    def decide(self, position: Position, history: Sequence[Position], quiet_plies: int, ply: int,
+               seed: int, weakening: Weakening, endgame: EndgameCount | None = None) -> Decision:
+        """The move a level with these knobs plays (the batch game runner's decision, one move).
+
+        ``endgame``: the game's small-endgame draw count (default: a fresh one, as in :meth:`search`).
+        """
+        count = start_count(self.variant, position) if endgame is None else endgame
+        self._load_history(history)
+        n = decide(np.uint64(position.white), np.uint64(position.black), np.uint64(position.kings),
+                   int(position.side_to_move), int(quiet_plies), int(count.rule), int(count.left), int(ply),
+                   int(seed),
+                   knob_array(self.max_depth, weakening), self._tab, self._weights, self._moves,
+                   self._frames, self._tt, self._ctx, self._root_scores, self._result, self._out)
+        if n < 0:
+            raise RuntimeError("search move buffer overflow")
+        out = [int(x) for x in self._out]
+        if out[O_INDEX] < 0:
+            return Decision(None, None, 0, 0, False, ())
+        move = _raw_move(self._moves[0, :, out[O_INDEX]])
+        kind = out[O_KIND]
+        pv: tuple[RawMove, ...] = (move,)
+        if kind == KIND_SEARCHED and out[O_PV_LEN] > 0:
+            pv = self._replay_pv(position, [int(k) for k in self._ctx[C_PV : C_PV + out[O_PV_LEN]]]) or pv
+        return Decision(move, out[O_SCORE] if kind == KIND_SEARCHED else None,
+                        out[O_DEPTH], out[O_NODES], kind == KIND_RANDOM, pv)
 
     def position_key(self, position: Position) -> int:
         """The Zobrist hash the search uses for repetition checks."""
@@ -92,10 +176,7 @@ class Searcher:
         """
         count = start_count(self.variant, position) if endgame is None else endgame
         started = time.perf_counter()
-        recent = list(history)[-MAX_GAME_HISTORY:]
-        for i, earlier in enumerate(recent):
-            self._ctx[C_HASHES + i] = self.position_key(earlier)
-        self._ctx[C_HIST_BASE] = len(recent)
+        self._load_history(history)
         self._ctx[C_GEN] = (self._ctx[C_GEN] + 1) % (1 << 40)
         n = search_root(np.uint64(position.white), np.uint64(position.black),
                         np.uint64(position.kings), int(position.side_to_move), int(quiet_plies), 0,

@@ -125,7 +125,8 @@ def _match(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     try:
         for _, table in executor.run(specs):
-            rows.extend(table.select(["pair_id", "result_a", "termination"]).to_pylist())
+            rows.extend(table.select(["pair_id", "result_a", "termination", "white_nodes", "black_nodes",
+                                      "white_seconds", "black_seconds"]).to_pylist())
     finally:
         executor.close()
     pairs: dict[int, float] = {}
@@ -142,6 +143,9 @@ def _match(args: argparse.Namespace) -> int:
         "elo_ci": [_finite_or_none(stats.elo_ci_low), _finite_or_none(stats.elo_ci_high)],
         "los": stats.los,
         "pairs": dict(zip(["0", "0.5", "1", "1.5", "2"], counts, strict=True)),
+        # search nodes of both sides (as engine bench counts them) and the games' CPU seconds
+        "nodes": sum(r["white_nodes"] + r["black_nodes"] for r in rows),
+        "cpu_seconds": sum(r["white_seconds"] + r["black_seconds"] for r in rows),
     }
     if args.json:
         print(json.dumps(report, allow_nan=False))

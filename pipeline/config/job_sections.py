@@ -223,7 +223,8 @@ class JobSection:
     variant: str = setting(doc="variant tuned and calibrated", check=known_variant)
     ply_cap: int = setting(200, doc="adjudicated draw after this many plies (every stage)",
                            check=between(10, 100_000))
-    batch_size: int = setting(10, doc="games per task and per Parquet file (even)", check=even_positive)
+    batch_size: int = setting(10, doc="games per Parquet file (even); Ray tasks are sized by work",
+                              check=even_positive)
     seed_profile: str | None = setting(
         None, doc="profile file whose hard-level weights seed the tuning (default: engine defaults)",
         check=non_empty)

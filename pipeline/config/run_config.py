@@ -157,7 +157,8 @@ class SelfplaySection:
                             check=player_spec)
     player_b: str = setting(doc="player spec of side B", check=player_spec)
     games: int = setting(doc="total games (even: colour-swapped pairs)", check=even_positive)
-    batch_size: int = setting(20, doc="games per task and per Parquet file (even)", check=even_positive)
+    batch_size: int = setting(20, doc="games per Parquet file (even); Ray tasks are sized by work",
+                              check=even_positive)
     ply_cap: int = setting(400, doc="adjudicate a draw after this many plies", check=between(1, 100_000))
     include_lost_openings: bool = setting(
         False, doc="also play openings flagged as lost for one side (english deck)")

@@ -1,8 +1,10 @@
 """Fan batches out to Ray tasks (the ONLY module that imports ray) or run them in-process.
 
 Both executors have one interface: ``run(specs)`` yields ``(spec, table)`` as batches finish,
-in completion order, so the driver can write each file the moment it arrives. The Ray executor
-keeps at most ``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
+in completion order, so the driver can write each file the moment it arrives. A Ray task holds
+work, not a game count (``pipeline.games.sizing``): several small batches, or one part of a big
+one, whose parts the driver joins before yielding the batch. The Ray executor keeps at most
+``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
 per batch, so a retried batch reproduces and overwrites its own result: nothing counts twice.
@@ -22,6 +24,7 @@ import pyarrow as pa
 
 from engine.runtime import configure_process
 from pipeline.games.match import BatchSpec, play_batch
+from pipeline.games.sizing import Task, plan_tasks
 
 BatchFn = Callable[[BatchSpec], pa.Table]
 
@@ -119,7 +122,7 @@ class RayExecutor:
                 kwargs["address"] = address
             ray.init(**kwargs)
         self.address = address or "local"
-        self._remote = ray.remote(_run_batch).options(
+        self._remote = ray.remote(_run_batches).options(
             max_retries=self.options.max_retries,
             retry_exceptions=[ray.exceptions.WorkerCrashedError],
         )
@@ -140,35 +143,50 @@ class RayExecutor:
 
     def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
         ray = self._ray
-        pending = iter(specs)
+        tasks = plan_tasks(specs)
+        parts_left: dict[int, int] = {}
+        for task in tasks:
+            for part in task:
+                parts_left[part.spec.batch_id] = parts_left.get(part.spec.batch_id, 0) + 1
+        arrived: dict[int, list[pa.Table]] = {}
+        pending = iter(tasks)
         limit = self.in_flight_limit()
-        in_flight: dict[Any, tuple[BatchSpec, int]] = {}  # object ref -> (spec, attempts)
+        in_flight: dict[Any, tuple[Task, int]] = {}  # object ref -> (task, attempts)
 
-        def submit(spec: BatchSpec, attempt: int) -> None:
-            in_flight[self._remote.remote(self._batch_fn, spec)] = (spec, attempt)
+        def submit(task: Task, attempt: int) -> None:
+            subs = tuple(part.spec if part.whole else part.sub_spec() for part in task)
+            in_flight[self._remote.remote(self._batch_fn, subs)] = (task, attempt)
 
-        for spec in pending:
-            submit(spec, 0)
+        for task in pending:
+            submit(task, 0)
             if len(in_flight) >= limit:
                 break
         while in_flight:
             ready, _ = ray.wait(list(in_flight), num_returns=1)
             ref = ready[0]
-            spec, attempt = in_flight.pop(ref)
+            task, attempt = in_flight.pop(ref)
             try:
-                table, node = ray.get(ref)
+                tables, node = ray.get(ref)
             except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
                 if attempt >= self.options.resubmits:
                     raise
-                submit(spec, attempt + 1)  # same spec, same seeds, same file: safe to redo
+                submit(task, attempt + 1)  # same specs, same seeds, same files: safe to redo
                 continue
             except ray.exceptions.RayTaskError as err:
-                raise BatchFailedError(f"batch {spec.batch_id} failed in its Ray task: {err}") from err
-            self.batches_by_node[node] = self.batches_by_node.get(node, 0) + 1
-            next_spec = next(pending, None)
-            if next_spec is not None:
-                submit(next_spec, 0)
-            yield spec, table
+                ids = sorted({part.spec.batch_id for part in task})
+                names = ", ".join(map(str, ids))
+                raise BatchFailedError(f"batch {names} failed in its Ray task: {err}") from err
+            next_task = next(pending, None)
+            if next_task is not None:
+                submit(next_task, 0)
+            for part, table in zip(task, tables, strict=True):
+                batch_id = part.spec.batch_id
+                arrived.setdefault(batch_id, []).append(table)
+                parts_left[batch_id] -= 1
+                if parts_left[batch_id] == 0:
+                    self.batches_by_node[node] = self.batches_by_node.get(node, 0) + 1
+                    joined = pa.concat_tables(arrived.pop(batch_id)).sort_by("game_id")
+                    yield part.spec, joined
 
     def close(self) -> None:
         """Shut down Ray if this executor started the connection."""
@@ -180,12 +198,13 @@ class RayExecutor:
 _configure_worker = functools.cache(configure_process)
 
 
-def _run_batch(batch_fn: BatchFn, spec: BatchSpec) -> tuple[pa.Table, str]:
-    """Task body: play one batch and say on which node (module-level so Ray pickles it by name)."""
+def _run_batches(batch_fn: BatchFn, specs: tuple[BatchSpec, ...]) -> tuple[list[pa.Table], str]:
+    """Task body: play its batches (or batch parts) and say on which node (module-level so Ray
+    pickles it by name)."""
     import ray
 
     _configure_worker()
-    return batch_fn(spec), str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    return [batch_fn(spec) for spec in specs], str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
 
 def make_executor(

@@ -8,11 +8,11 @@ when a pairing is extended step by step (tuning steps, SPRT chunks). Pair ``k`` 
 stream), both colours; two pairings with the same stream play the same openings in the same
 order, which is what paired comparisons across trials want (and the Wilcoxon pruner's steps).
 
-Player seeds derive from (run seed, batch id, game index). Batch ids restart at 0 in every stage,
-so under seed scheme 1 the game in one slot of two stages (a confirmation round and a validation
-round, say) shares its players' seeds. Seed scheme 2 (``[run] seed_scheme``, the default of new
-configs) also puts a hash of the stage name into the seeds, making stages independent by
-construction; scheme 1 stays so that runs recorded under it replay and resume unchanged.
+Player seeds derive from the game: (run seed, pairing index, pair number, colour), never from
+batch ids or sizes (``pipeline.games.match.game_seeds``). Seed scheme 2 (``[run] seed_scheme``,
+the default of new configs) also puts a hash of the stage name into the seeds, making stages
+independent by construction; under scheme 1 the game in one slot of two stages shares its
+players' seeds.
 
 Each stage has its own folder ``<output_root>/<run_id>/<stage>/games/variant=<v>/batch-*.parquet``
 (``storage`` with ``run_id/stage`` as the run), written atomically batch by batch; a resumed
@@ -131,7 +131,8 @@ def plan_pairings(
                 run_id=stage_run_id(run_id, stage), batch_id=batch_id, variant=variant,
                 player_a=pairing.a_spec, player_b=pairing.b_spec, run_seed=run_seed,
                 first_game_id=batch_id * batch_size,
-                openings=[(o.id, o.fen) for o in schedule[first:last]], ply_cap=ply_cap, seed_salt=salt,
+                openings=[(o.id, o.fen) for o in schedule[first:last]], ply_cap=ply_cap,
+                pairing=index, first_pair=first, seed_salt=salt,
             ))
     return specs
 

@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-import numpy as np
-
 from engine import player as engine_player
 from engine import profile as engine_profile
 from engine.board import Board
+from engine.games import GamePlayer
 from engine.move import Move
 from engine.params import PARAMS
 from engine.variants import get_variant
@@ -133,20 +132,22 @@ def inline_spec(name: str, level: Any) -> str:
     return f"{INLINE_PREFIX}{name}:{body}"
 
 
+RANDOM_PROFILE_HASH = hashlib.sha256(b"random-player-v2").hexdigest()[:16]
+
+
 class RandomPlayer:
-    """Plays a uniformly random legal move; deterministic for a given seed."""
+    """Plays a uniformly random legal move (the engine's counter-based stream); deterministic per seed."""
 
-    profile_hash = hashlib.sha256(b"random-player-v1").hexdigest()[:16]
+    profile_hash = RANDOM_PROFILE_HASH
 
-    def __init__(self, seed: int, player_id: str = "random") -> None:
+    def __init__(self, variant: str, seed: int, player_id: str = "random") -> None:
         self.player_id = player_id
-        self._rng = np.random.default_rng(seed)
+        self._mover = engine_player.RandomMover(get_variant(variant), seed)
 
     def choose_move(self, board: Board) -> ChosenMove:
-        moves = board.legal_moves
-        if not moves:
+        if not board.legal_moves:
             raise ValueError(f"no legal move to choose in {board.fen()!r}")
-        return ChosenMove(move=moves[int(self._rng.integers(len(moves)))], nodes=len(moves))
+        return ChosenMove(move=self._mover.choose_move(board).move)
 
 
 class EngineLevelPlayer:
@@ -172,17 +173,36 @@ def make_player(spec: str | PlayerSpec, variant: str, seed: int) -> Player:
     """Build the player a spec names, for ``variant``, seeded with ``seed``."""
     parsed = spec if isinstance(spec, PlayerSpec) else parse_player_spec(spec)
     if parsed.kind == "random":
-        return RandomPlayer(seed)
-    return _make_engine_player(parsed, variant, seed)
+        return RandomPlayer(variant, seed)
+    level = _level_of(parsed, variant)
+    return EngineLevelPlayer(engine_player.Player(level, seed=seed), parsed.player_id, _profile_hash(level))
 
 
-def _make_engine_player(spec: PlayerSpec, variant: str, seed: int) -> Player:
-    """The engine's search player; its level comes from the profile loader."""
+@dataclass(frozen=True)
+class ResolvedPlayer:
+    """A spec resolved once per process: its id, profile hash and the game runner's player."""
+
+    spec: PlayerSpec
+    player_id: str
+    profile_hash: str
+    game_player: GamePlayer
+
+
+@lru_cache(maxsize=256)
+def resolve_player(spec: str, variant: str) -> ResolvedPlayer:
+    """Parse and build the player a spec names for ``variant`` (cached)."""
+    parsed = parse_player_spec(spec)
+    if parsed.kind == "random":
+        return ResolvedPlayer(parsed, parsed.player_id, RANDOM_PROFILE_HASH, GamePlayer.uniform_random())
+    level = _level_of(parsed, variant)
+    return ResolvedPlayer(parsed, parsed.player_id, _profile_hash(level), GamePlayer.from_level(level))
+
+
+def _level_of(spec: PlayerSpec, variant: str) -> Any:
+    """The engine level a non-random spec names (shipped profile, file or inline)."""
     if spec.kind == "inline":
-        level = _inline_level(variant, str(spec.level), str(spec.body))
-    else:
-        level = _load_level(variant, str(spec.level), spec.path)
-    return EngineLevelPlayer(engine_player.Player(level, seed=seed), spec.player_id, _profile_hash(level))
+        return _inline_level(variant, str(spec.level), str(spec.body))
+    return _load_level(variant, str(spec.level), spec.path)
 
 
 @lru_cache(maxsize=64)

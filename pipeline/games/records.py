@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-GAMES_SCHEMA_VERSION = 1
+GAMES_SCHEMA_VERSION = 2
 POSITIONS_SCHEMA_VERSION = 1
 
 #: termination reasons: the engine's (engine.board.Termination values) plus ply_cap

@@ -2,9 +2,9 @@
 
 The plan is a pure function of the config: batch ``n`` holds games ``n*batch_size ...``, each
 pair of games plays one opening (the deck shuffled per cycle by the run seed), and each game's
-seeds derive from (run seed, batch id, game index). The driver writes every batch as soon as it
-arrives; with ``resume`` it skips batches whose file is complete. A run folder holds one run:
-``run.json`` records its config hash and a rerun with a different config is refused.
+seeds derive from (run seed, pair number, colour), whatever batch holds it. The driver writes
+every batch as soon as it arrives; with ``resume`` it skips batches whose file is complete. A run
+folder holds one run: ``run.json`` records its config hash and a rerun with a different config is refused.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ def plan_batches(config: RunConfig) -> list[BatchSpec]:
                 run_id=config.run_id, batch_id=batch_id, variant=variant,
                 player_a=sp.player_a, player_b=sp.player_b, run_seed=run.seed,
                 first_game_id=first, openings=[(o.id, o.fen) for o in pairs], ply_cap=sp.ply_cap,
+                first_pair=first // 2,
             )
         )
     return specs

@@ -112,7 +112,8 @@ def finished_batches(
 
     Temp files never count. A final-named file with the wrong row count is not finished (it is
     rewritten on resume); a file whose footer cannot be read raises, since os.replace should make
-    that impossible and it must not be silently dropped.
+    that impossible and it must not be silently dropped. So does a file of another schema version:
+    its games were seeded differently, so a run recorded under it cannot be resumed.
     """
     folder = partition_dir(output_root, run_id, variant, dataset)
     if not folder.is_dir():
@@ -123,6 +124,7 @@ def finished_batches(
         if not match:
             continue
         batch_id = int(match.group(1))
+        _check_version(path, DATASETS[dataset])
         if expected_rows is not None:
             if batch_id not in expected_rows:
                 continue
@@ -130,6 +132,17 @@ def finished_batches(
                 continue
         done.add(batch_id)
     return done
+
+
+def _check_version(path: Path, schema: pa.Schema) -> None:
+    """Raise ValueError unless the batch file was written under ``schema``'s version."""
+    want = schema.metadata[b"schema_version"]
+    found = (pq.read_schema(path).metadata or {}).get(b"schema_version")
+    if found != want:
+        shown = "none" if found is None else found.decode(errors="replace")
+        raise ValueError(f"{path} was written under schema version {shown}, this version writes "
+                         f"{want.decode()}: a run recorded under another version cannot be resumed; "
+                         f"start it in a new output folder")
 
 
 def remove_stale_temp_files(output_root: str | Path, run_id: str) -> list[Path]:

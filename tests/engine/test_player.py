@@ -11,9 +11,10 @@ import pytest
 
 from engine.board import Board
 from engine.errors import DraughtsError
+from engine.kernel.decide import normal, pick_weakened, stream_key, uniform
 from engine.kernel.movegen import legal_moves as kernel_legal_moves
 from engine.move import Move
-from engine.player import ChosenMove, Player, find_move, game_history, pick_weakened
+from engine.player import ChosenMove, Player, find_move, game_history
 from engine.profile import LevelProfile, load_profile, profile_dir, shipped_profile
 from engine.search import Searcher
 from engine.variants import VARIANTS, Variant, get_variant
@@ -194,19 +195,35 @@ def test_top_k_with_hot_softmax_stays_in_the_top_k() -> None:
         assert scores[move] >= sorted(scores.values())[-2]
 
 
+def pick(scores: list[int], sigma: float, top_k: int, temperature: float, seed: int = 0) -> int:
+    return int(pick_weakened(np.array(scores, dtype=np.int64), len(scores), sigma, top_k, temperature,
+                             np.uint64(stream_key(seed, 0, 0))))
+
+
 def test_pick_weakened_rules() -> None:
-    rng = np.random.default_rng(0)
-    assert pick_weakened([1, 5, 5, 3], 0.0, 0, 0.0, rng) == 1  # ties go to the first
-    assert pick_weakened([1, 5, 5, 3], 0.0, 1, 0.0, rng) == 1
-    assert pick_weakened([9, 5, 7, 3], 0.0, 0, 0.01, rng) == 0  # cold softmax = argmax
-    hot = Counter(pick_weakened([0, 10, 9, 10], 0.0, 2, 1e9, np.random.default_rng(s)) for s in range(400))
+    assert pick([1, 5, 5, 3], 0.0, 0, 0.0) == 1  # ties go to the first
+    assert pick([1, 5, 5, 3], 0.0, 1, 0.0) == 1
+    assert pick([9, 5, 7, 3], 0.0, 0, 0.01) == 0  # cold softmax = argmax
+    hot = Counter(pick([0, 10, 9, 10], 0.0, 2, 1e9, s) for s in range(400))
     assert set(hot) == {1, 3}
-    soft = Counter(pick_weakened([0, 100], 0.0, 0, 100.0, np.random.default_rng(s)) for s in range(4000))
+    soft = Counter(pick([0, 100], 0.0, 0, 100.0, s) for s in range(4000))
     share = soft[1] / 4000
     assert abs(share - np.e / (1 + np.e)) < 0.03  # softmax: p = e / (1 + e) ~ 0.731
-    noisy = Counter(pick_weakened([0, 100], 1000.0, 0, 0.0, np.random.default_rng(s)) for s in range(400))
+    noisy = Counter(pick([0, 100], 1000.0, 0, 0.0, s) for s in range(400))
     assert set(noisy) == {0, 1}
-    assert all(pick_weakened([0, 100], 1e-3, 0, 0.0, np.random.default_rng(s)) == 1 for s in range(50))
+    assert all(pick([0, 100], 1e-3, 0, 0.0, s) == 1 for s in range(50))
+
+
+def test_counter_streams_are_uniform_normal_and_keyed() -> None:
+    key = np.uint64(stream_key(7, 3, 12345))
+    u = np.array([uniform(key, k) for k in range(20_000)])
+    assert u.min() >= 0.0 and u.max() < 1.0 and abs(u.mean() - 0.5) < 0.01
+    assert abs(np.corrcoef(u[:-1], u[1:])[0, 1]) < 0.03
+    z = np.array([normal(key, 2 * k) for k in range(10_000)])
+    assert abs(z.mean()) < 0.04 and abs(z.std() - 1.0) < 0.03
+    keys = {int(stream_key(s, p, h)) for s in range(4) for p in range(4) for h in (0, 1, -5)}
+    assert len(keys) == 48  # seed, ply and position each change the stream
+    assert uniform(key, 5) == uniform(np.uint64(stream_key(7, 3, 12345)), 5)
 
 
 def test_weakened_level_reports_the_exact_score_of_its_move() -> None:

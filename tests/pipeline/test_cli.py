@@ -78,7 +78,12 @@ def test_match_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     code, text, _ = _run(args, capsys)
     assert code == 0 and "W/D/L" in text and "Elo" in text
     again = json.loads(_run([*args, "--json"], capsys)[1])
-    assert again == report  # same seed, same match
+    assert report["nodes"] == 0 and report["cpu_seconds"] > 0  # random players search nothing
+    assert again.pop("cpu_seconds") > 0 and report.pop("cpu_seconds") > 0
+    assert again == report  # same seed, same match (CPU time aside)
+    searched = json.loads(_run(["match", "--variant", "english", "--a", "easy", "--b", "random", "--games",
+                                "2", "--ply-cap", "20", "--json"], capsys)[1])
+    assert searched["nodes"] > 0
 
 
 @pytest.mark.slow  # the search kernel compiles on a fresh clone (about a minute)

@@ -47,6 +47,24 @@ def test_ray_run_equals_in_process_run(
     assert a.num_rows == 40 and a.select(keep).equals(b.select(keep))
 
 
+def test_split_batches_are_joined_into_the_same_files(
+    ray_session: RayExecutor, smoke_config: RunConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.games import sizing
+
+    monkeypatch.setattr(sizing, "TARGET_SECONDS", 0.004)  # every pair its own task
+    monkeypatch.setattr(sizing, "MAX_SECONDS", 0.005)
+    split = smoke_config.replace("run", output_root=str(tmp_path / "split"))
+    summary = run_selfplay(split, RayExecutor(LOCAL))
+    assert summary.games_played == 40
+    local = smoke_config.replace("run", output_root=str(tmp_path / "local"))
+    run_selfplay(local, InProcessExecutor())
+    a = read_games(split.run.output_root, split.run_id)
+    b = read_games(local.run.output_root, local.run_id)
+    keep = [c for c in a.column_names if c not in TIMING_COLUMNS]
+    assert a.num_rows == 40 and a.select(keep).equals(b.select(keep))
+
+
 def test_sigkilled_worker_is_retried_without_loss_or_duplicates(
     ray_session: RayExecutor, smoke_config: RunConfig, tmp_path: Path
 ) -> None:

@@ -9,6 +9,8 @@ from pipeline.games.match import GameSeeds, format_movetext, game_seeds, make_ba
 from pipeline.games.openings import load_deck
 from pipeline.games.records import GAMES_SCHEMA, TERMINATIONS, TIMING_COLUMNS, winner_score
 
+PINNED = GameSeeds(game=8204836156233521606, a=5551015012910667500, b=2787836600323941638)
+
 
 def _spec(batch_id: int = 3, seed: int = 11, variant: str = "english", pairs: int = 3, ply_cap: int = 150):
     deck = load_deck(variant)
@@ -19,25 +21,36 @@ def _spec(batch_id: int = 3, seed: int = 11, variant: str = "english", pairs: in
 
 
 def test_seeds_are_deterministic_and_distinct() -> None:
-    assert game_seeds(1, 2, 3) == game_seeds(1, 2, 3)
-    seeds = {game_seeds(s, b, g) for s in range(3) for b in range(3) for g in range(4)}
-    assert len(seeds) == 36
+    assert game_seeds(1, 2, 3, 0) == game_seeds(1, 2, 3, 0)
+    seeds = {game_seeds(s, p, k, c) for s in range(3) for p in range(3) for k in range(4) for c in (0, 1)}
+    assert len(seeds) == 72
     assert all(0 <= x < 2**63 for s in seeds for x in (s.game, s.a, s.b))
 
 
-def test_scheme_one_seeds_never_change() -> None:
-    # runs recorded under seed scheme 1 replay and resume only while this derivation stays fixed
-    assert game_seeds(71013, 3, 5) == GameSeeds(game=6223982603190714623, a=7358388930426517246,
-                                                 b=2299543610346721703)
-    assert game_seeds(71013, 3, 5, salt=None) == game_seeds(71013, 3, 5)
+def test_game_seeds_never_change() -> None:
+    # recorded games replay only while this derivation stays fixed
+    assert game_seeds(71013, 3, 5, 1) == PINNED
+    assert game_seeds(71013, 3, 5, 1, salt=None) == game_seeds(71013, 3, 5, 1)
 
 
 def test_a_salt_gives_unrelated_seeds() -> None:
-    plain = {game_seeds(1, b, g) for b in range(3) for g in range(4)}
-    salted = {game_seeds(1, b, g, salt=s) for s in (5, 6) for b in range(3) for g in range(4)}
+    plain = {game_seeds(1, 0, k, c) for k in range(6) for c in (0, 1)}
+    salted = {game_seeds(1, 0, k, c, salt=s) for s in (5, 6) for k in range(6) for c in (0, 1)}
     assert len(salted) == 24 and not plain & salted
     seeds = {x for s in salted for x in (s.game, s.a, s.b)}
     assert len(seeds) == 72 and all(0 <= x < 2**63 for x in seeds)
+
+
+def test_seeds_follow_the_game_not_the_batch() -> None:
+    deck = load_deck("english")
+    openings = [(o.id, o.fen) for o in deck[:4]]
+    whole = make_batch_spec(run_id="r", batch_id=0, variant="english", player_a="random", player_b="random",
+                            run_seed=5, first_game_id=0, openings=openings, ply_cap=10)
+    halves = [make_batch_spec(run_id="r", batch_id=b, variant="english", player_a="random",
+                              player_b="random", run_seed=5, first_game_id=4 * b,
+                              openings=openings[2 * b : 2 * b + 2], ply_cap=10, first_pair=2 * b)
+              for b in (0, 1)]
+    assert whole.seeds == halves[0].seeds + halves[1].seeds
 
 
 @pytest.mark.parametrize("variant", ["english", "brazilian", "russian"])

@@ -73,7 +73,8 @@ def test_played_games_record_the_scheme_two_seeds(tmp_path: Path) -> None:
     salt = seed_salt(VALIDATE, 2)
     assert salt is not None
     for row in table.select(["game_id", "game_seed", "white_seed", "black_seed", "a_color"]).to_pylist():
-        expected = game_seeds(9, row["game_id"] // 4, row["game_id"] % 4, salt)
+        pairing_index, pair = pair_index(row["game_id"], 4)
+        expected = game_seeds(9, pairing_index, pair, row["game_id"] % 2, salt)
         a, b = (row["white_seed"], row["black_seed"]) if row["a_color"] == "white" else (
             row["black_seed"], row["white_seed"])
         assert (row["game_seed"], a, b) == (expected.game, expected.a, expected.b)

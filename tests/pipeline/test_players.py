@@ -45,7 +45,7 @@ def test_random_player_is_legal_and_deterministic() -> None:
     from engine.board import Board
 
     def game(seed: int) -> list[str]:
-        board, player, moves = Board("english"), RandomPlayer(seed), []
+        board, player, moves = Board("english"), RandomPlayer("english", seed), []
         for _ in range(30):
             if board.outcome() is not None:
                 break

@@ -100,3 +100,16 @@ def test_positions_dataset_roundtrip(tmp_path: Path) -> None:
     assert back.column("features").to_pylist() == [[1.0, 0.5, -2.0]] * 3
     with pytest.raises(ValueError, match="does not fit the schema"):
         positions_table([{**rows[0], "extra": 1}])
+
+
+def test_a_batch_of_another_schema_version_refuses_to_resume(tmp_path: Path, batches: list[pa.Table]) -> None:
+    import pyarrow.parquet as pq
+
+    write_batch(batches[0], tmp_path, "run", "english", 0)
+    assert finished_batches(tmp_path, "run", "english") == {0}
+    old = batches[1].replace_schema_metadata({**GAMES_SCHEMA.metadata, b"schema_version": b"1"})
+    path = batch_path(tmp_path, "run", "english", 1)
+    pq.write_table(old, path)
+    with pytest.raises(ValueError, match=r"batch-000001.parquet was written under schema version 1.*"
+                                         r"cannot be resumed"):
+        finished_batches(tmp_path, "run", "english")

@@ -1,0 +1,102 @@
+"""Ray tasks sized by work: how many games one task plays, from what the players declare.
+
+A batch (one Parquet file, one seed scope) has a fixed game count from the config, but its cost
+ranges over orders of magnitude between a random player and a deep search. Tasks are therefore
+planned from an estimate of each game's search: consecutive batches are packed into one task
+until it holds about :data:`TARGET_SECONDS` of work, and a batch estimated above
+:data:`MAX_SECONDS` is split by pairs over several tasks (the driver joins the parts before it
+writes the batch's file). The estimate uses only the players' declared limits (node budget,
+depth, random-move rate) and nominal constants, never a measured speed, so the task plan and the
+file layout are the same on every machine. Games are seeded by their own identity, so how they
+are grouped never changes a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engine.games import GamePlayer
+from pipeline.games.match import BatchSpec, part_of
+from pipeline.games.players import resolve_player
+
+#: nominal search speed (nodes per CPU-second) by board size, and bookkeeping per ply: fixed
+#: constants near what self-play measured (docs/selfplay.md), never measured at run time
+NOMINAL_NODES_PER_SECOND = {8: 3_000_000.0, 10: 2_500_000.0}
+SECONDS_PER_PLY = 20e-6
+#: a search to depth d without a binding budget visits about NODES_PER_DEPTH_BASE * 3**d nodes
+NODES_PER_DEPTH_BASE = 5.0
+EXPECTED_PLIES = 120  # a typical game's length, capped by the ply cap
+TARGET_SECONDS = 15.0
+MAX_SECONDS = 30.0
+
+
+def nodes_per_move(player: GamePlayer) -> float:
+    """Expected search nodes of one decision: the budget or the depth bound, less random moves."""
+    full = min(float(player.node_budget), NODES_PER_DEPTH_BASE * 3.0 ** player.max_depth)
+    return full * (1.0 - player.weakening.random_move_prob)
+
+
+def game_seconds(spec: BatchSpec) -> float:
+    """Estimated CPU seconds of one game of ``spec`` (both sides)."""
+    from engine.variants import get_variant
+
+    size = get_variant(spec.variant).board_size
+    plies = min(spec.ply_cap, EXPECTED_PLIES)
+    a = resolve_player(spec.player_a, spec.variant).game_player
+    b = resolve_player(spec.player_b, spec.variant).game_player
+    nodes = plies / 2 * (nodes_per_move(a) + nodes_per_move(b))
+    return nodes / NOMINAL_NODES_PER_SECOND[size] + plies * SECONDS_PER_PLY
+
+
+@dataclass(frozen=True)
+class Part:
+    """Pairs ``start .. stop - 1`` of a batch."""
+
+    spec: BatchSpec
+    start: int
+    stop: int
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.stop == len(self.spec.openings)
+
+    def sub_spec(self) -> BatchSpec:
+        """The part as a batch of its own (same seeds and game ids as in the whole batch)."""
+        return part_of(self.spec, self.start, self.stop)
+
+
+Task = tuple[Part, ...]
+
+
+def plan_tasks(specs: Iterable[BatchSpec]) -> list[Task]:
+    """Group batches (in order) into tasks of about TARGET_SECONDS; split batches above MAX_SECONDS."""
+    tasks: list[Task] = []
+    current: list[Part] = []
+    load = 0.0
+    for spec in specs:
+        pairs = len(spec.openings)
+        per_pair = 2 * game_seconds(spec)
+        if pairs * per_pair > MAX_SECONDS and pairs > 1:
+            if current:
+                tasks.append(tuple(current))
+                current, load = [], 0.0
+            step = max(1, int(TARGET_SECONDS // per_pair))
+            tasks.extend((Part(spec, k, min(k + step, pairs)),) for k in range(0, pairs, step))
+            continue
+        if current and load + pairs * per_pair > MAX_SECONDS:
+            tasks.append(tuple(current))
+            current, load = [], 0.0
+        current.append(Part(spec, 0, pairs))
+        load += pairs * per_pair
+        if load >= TARGET_SECONDS:
+            tasks.append(tuple(current))
+            current, load = [], 0.0
+    if current:
+        tasks.append(tuple(current))
+    return tasks
+
+
+def task_seconds(task: Sequence[Part]) -> float:
+    """Estimated CPU seconds of a task."""
+    return sum(2 * (p.stop - p.start) * game_seconds(p.spec) for p in task)

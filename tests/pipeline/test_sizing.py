@@ -1,0 +1,48 @@
+"""Tasks sized by declared work: packed and split deterministically, every pair exactly once."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from pipeline.games.match import BatchSpec, make_batch_spec, part_of, play_batch
+from pipeline.games.openings import load_deck
+from pipeline.games.sizing import MAX_SECONDS, TARGET_SECONDS, game_seconds, plan_tasks, task_seconds
+
+
+def batches(a: str, b: str, count: int, pairs: int = 5, variant: str = "english") -> list[BatchSpec]:
+    deck = load_deck(variant)
+    return [make_batch_spec(run_id="r", batch_id=i, variant=variant, player_a=a, player_b=b, run_seed=1,
+                            first_game_id=2 * pairs * i,
+                            openings=[(o.id, o.fen) for o in deck[pairs * i : pairs * (i + 1)]],
+                            ply_cap=300, first_pair=pairs * i) for i in range(count)]
+
+
+def covered(tasks: list[tuple[object, ...]]) -> list[tuple[int, int]]:
+    return [(p.spec.batch_id, k) for t in tasks for p in t for k in range(p.start, p.stop)]  # type: ignore[attr-defined]
+
+
+def test_cheap_batches_are_packed_and_dear_ones_split() -> None:
+    cheap = batches("random", "random", 30)
+    tasks = plan_tasks(cheap)
+    assert len(tasks) == 1 and covered(tasks) == [(b, k) for b in range(30) for k in range(5)]
+    dear = batches("hard", "hard", 3, pairs=10)
+    assert game_seconds(dear[0]) > game_seconds(cheap[0])
+    tasks = plan_tasks(dear)
+    assert covered(tasks) == [(b, k) for b in range(3) for k in range(10)]
+    assert all(task_seconds(t) <= MAX_SECONDS for t in tasks)
+    assert all(task_seconds(t) >= TARGET_SECONDS / 3 for t in tasks[:-1])
+    assert plan_tasks(dear) == tasks  # a pure function of the specs
+
+
+def test_estimates_use_declared_limits_only() -> None:
+    easy, hard = batches("easy", "easy", 1)[0], batches("hard", "hard", 1)[0]
+    assert game_seconds(easy) == game_seconds(batches("easy", "easy", 1)[0])
+    assert game_seconds(hard) > game_seconds(easy) > game_seconds(batches("random", "random", 1)[0])
+
+
+def test_parts_join_to_the_whole_batch() -> None:
+    spec = batches("random", "random", 1, pairs=3)[0]
+    whole = play_batch(spec)
+    parts = pa.concat_tables([play_batch(part_of(spec, 0, 1)), play_batch(part_of(spec, 1, 3))])
+    keep = [c for c in whole.column_names if not c.endswith("_seconds")]
+    assert parts.sort_by("game_id").select(keep).equals(whole.select(keep))
