@@ -39,8 +39,8 @@ class GameSeeds:
 def game_seeds(run_seed: int, batch_id: int, game_index: int, salt: int | None = None) -> GameSeeds:
     """Deterministic seeds of game ``game_index`` of batch ``batch_id`` (SeedSequence spawn key).
 
-    ``salt`` (seed scheme 2, ``pipeline.games.pairings.seed_salt``) puts the stage into the spawn key, so
-    two stages that both number their batches from 0 get unrelated seeds; None is scheme 1.
+    ``salt`` (``pipeline.games.pairings.stage_salt``) puts the stage into the spawn key, so two
+    stages that both number their batches from 0 get unrelated seeds; None leaves it out.
     """
     key = (batch_id, game_index) if salt is None else (salt, batch_id, game_index)
     seq = np.random.SeedSequence(entropy=run_seed, spawn_key=key)

@@ -25,8 +25,8 @@ def test_seeds_are_deterministic_and_distinct() -> None:
     assert all(0 <= x < 2**63 for s in seeds for x in (s.game, s.a, s.b))
 
 
-def test_scheme_one_seeds_never_change() -> None:
-    # runs recorded under seed scheme 1 replay and resume only while this derivation stays fixed
+def test_unsalted_seeds_never_change() -> None:
+    # stored games (levelcheck folders) replay and resume only while this derivation stays fixed
     assert game_seeds(71013, 3, 5) == GameSeeds(game=6223982603190714623, a=7358388930426517246,
                                                  b=2299543610346721703)
     assert game_seeds(71013, 3, 5, salt=None) == game_seeds(71013, 3, 5)
