@@ -1,6 +1,6 @@
 """Gather a calibration run and its level check into an experiment folder.
 
-    python experiments/calibration/collect.py --config configs/runs/calibration/english.toml \
+    python experiments/calibration/collect.py --config configs/runs/english.toml \
         --run runs/english-calibration-XXXX --check runs/checks/english \
         --out experiments/2026-11-29-english-calibration
 

@@ -5,7 +5,7 @@ rating is biased towards the target (the winner's curse) and its CI is wide (a t
 Confirmation therefore re-rates the pick from games it never used: in rounds of
 ``confirm_step_pairs`` colour-swapped pairs against the pin and the two ladder anchors that
 bracket the target (fresh opening streams), refitting the ladder + these games after each
-round with a bootstrap over openings (``confirm_bootstrap_unit``), until the 95 % CI half-width
+round with a bootstrap over whole openings, until the 95 % CI half-width
 is at most ``confirm_half_width`` or
 ``confirm_max_pairs`` pairs per opponent have been played. Stopping on the CI's *width* (not on
 the estimate) keeps one candidate's estimate unbiased; moving on to the next candidate after a
@@ -13,11 +13,12 @@ miss does not (the one kept is kept because it landed near the target), which is
 ``confirm_validate`` (a fresh measurement of the kept candidate) is for.
 
 A prior-driven rating (no loss, or no win, among the candidate's games) never counts as
-narrow: its bootstrap CI collapses without measuring anything. With ``confirm_replay_stop``, a
-round whose games all replay earlier ones (candidate and opponents without noise, the deck gone
-round) ends the confirmation: the bootstrap over openings cannot narrow any further. With
-``confirm_validate``, confirmation only chooses, so a candidate whose estimate is more than ``tolerance`` +
-``confirm_futility`` half-widths from the target stops early as a miss.
+narrow: its bootstrap CI collapses without measuring anything. A round whose games all replay
+earlier ones (candidate and opponents without noise, the deck gone round) ends the confirmation:
+the bootstrap over openings cannot narrow any further. With ``confirm_validate``, confirmation
+only chooses, so a candidate whose estimate is more than ``tolerance`` + :data:`FUTILITY_HALF_WIDTHS`
+half-widths from the target stops early as a miss. A candidate whose knobs equal those of one
+already confirmed (a proposal or a trial) is never confirmed again: it is the same player.
 
 A confirmed level *hits* when its target is inside the confirmed CI and the half-width
 criterion was met. When it misses, the next-ranked trial is confirmed, up to
@@ -35,7 +36,7 @@ import pyarrow as pa
 
 from pipeline.calibration.chain import Neighbour, rate_against
 from pipeline.calibration.rating import Rating, level_profile, rate_many, rate_on_ladder
-from pipeline.config.job_sections import LEVELS, CalibrateSection, level_target
+from pipeline.config.job_sections import LEVELS, CalibrateSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, player_nodes_per_move, win_score_summary
@@ -45,6 +46,14 @@ from pipeline.ladder.reference import Ladder
 _STREAM_BASE = 1000
 #: Opening streams of validation games (``confirm_validate``): apart from every other stage's.
 _VALIDATE_STREAM = 3000
+
+
+#: With ``confirm_validate``, a confirmation stops as a miss once its estimate is further from the
+#: target than the tolerance plus this many CI half-widths (it cannot plausibly end within the
+#: tolerance, which a choice needs).
+FUTILITY_HALF_WIDTHS = 2.0
+#: What confirmation and validation CIs resample (``pipeline.ratings.BOOTSTRAP_UNITS``).
+BOOTSTRAP_UNIT = "opening"
 
 
 #: The pin is an opponent only when it is nearer the target than this (Elo): a far pin, such
@@ -104,11 +113,11 @@ def _futile(rating: Rating, half: float, target: float, section: CalibrateSectio
     """Whether a confirmation can stop as a miss before its CI is narrow: only when a validation
     will measure the chosen candidate again (so confirmation only chooses, and a stopped miss's
     numbers are never reported), and only when the estimate is more than the tolerance plus
-    ``confirm_futility`` half-widths from the target, so that the candidate cannot plausibly end
-    within the tolerance, which a choice needs."""
-    if not section.confirm_validate or section.confirm_futility <= 0 or rating.prior_driven:
+    :data:`FUTILITY_HALF_WIDTHS` half-widths from the target, so that the candidate cannot plausibly
+    end within the tolerance, which a choice needs."""
+    if not section.confirm_validate or rating.prior_driven:
         return False
-    return abs(rating.elo - target) > section.tolerance + section.confirm_futility * half
+    return abs(rating.elo - target) > section.tolerance + FUTILITY_HALF_WIDTHS * half
 
 
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
@@ -119,7 +128,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     ``neighbour`` alone) until the CI is narrow; rate. ``validate``: the same on the validation
     streams, for the candidate a confirmation already selected."""
 
-    target = level_target(section, level)
+    target = section.level(level).target
     opps = opponents(ladder, section.pin, target) if neighbour is None else [(neighbour.name, neighbour.spec)]
     name = f"{level}-t{int(rec['slot']):04d}"
     step = section.confirm_step_pairs
@@ -142,10 +151,10 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         table = pa.concat_tables(tables)
         if neighbour is None:
             rating = rate_on_ladder(ladder, table, name, section.pin, bootstrap=section.confirm_bootstrap,
-                                    seed=ctx.run_seed + rounds, unit=section.confirm_bootstrap_unit)
+                                    seed=ctx.run_seed + rounds, unit=BOOTSTRAP_UNIT)
         else:
             rating = rate_against(table, name, neighbour, bootstrap=section.confirm_bootstrap,
-                                  seed=ctx.run_seed + rounds, unit=section.confirm_bootstrap_unit)
+                                  seed=ctx.run_seed + rounds, unit=BOOTSTRAP_UNIT)
         half = (rating.ci_high - rating.ci_low) / 2.0
         if log is not None:
             origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
@@ -157,9 +166,9 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         futile = not validate and _futile(rating, half, target, section)
         if futile and log is not None:
             log(f"{kind} {level}: futile, {abs(rating.elo - target):.0f} Elo from the target is more than "
-                f"the tolerance + {section.confirm_futility:g} half-widths: stopped as a miss")
+                f"the tolerance + {FUTILITY_HALF_WIDTHS:g} half-widths: stopped as a miss")
         narrow = _narrow(rating, half, bound)
-        saturated = section.confirm_replay_stop and fresh == 0 and rounds > 1 and not narrow
+        saturated = fresh == 0 and rounds > 1 and not narrow
         if saturated and log is not None:
             log(f"{kind} {level}: every game of round {rounds} replays an earlier one (no noise on either "
                 f"side), so more rounds cannot narrow the CI: stopped at half-width {half:.0f}")
@@ -181,7 +190,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         "pin": section.pin if neighbour is None else neighbour.name,
         "futile": futile, "saturated": saturated, "distinct_games": len(seen) if seen else None,
         "stages": stages,
-        "ci_method": f"{section.confirm_bootstrap_unit} bootstrap ({section.confirm_bootstrap} resamples)",
+        "ci_method": f"{BOOTSTRAP_UNIT} bootstrap ({section.confirm_bootstrap} resamples)",
         "_table": table,  # for the joint fit; dropped before the result is written
     }
 
@@ -213,17 +222,17 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     over the level's trials at the same depth. Without a usable slope, the next-ranked trial.
     Without a hit: the confirmation nearest the target.
     """
-    target = level_target(section, level)
+    target = section.level(level).target
     tried: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
     queue = list(ranked)
     for k in range(section.confirm_candidates):
         rec: Mapping[str, Any] | None = None
         if tried:
             proposal = propose(tried, trials, target, ranges or {})
-            if proposal is not None and not (section.confirm_skip_clones and _knobs_tried(proposal, tried)):
+            if proposal is not None and not _knobs_tried(proposal, tried):
                 rec = proposal_record(tried[0][0], proposal, k)
         if rec is None:
-            rec = next_trial(queue, tried, target, section.confirm_skip_clones)
+            rec = next_trial(queue, tried, target)
             if rec is None:
                 break
         result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log, neighbour)
@@ -249,14 +258,14 @@ def _knobs_tried(knobs: Mapping[str, Any],
 
 def next_trial(ranked: Sequence[Mapping[str, Any]],
                tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-               target: float, skip_same_knobs: bool = False) -> Mapping[str, Any] | None:
-    """The best-ranked trial not yet confirmed and not a clone of one, preferring trials that
-    rated on the far side of the nearest miss (a miss below the target looks for stronger
-    trials, one above it for weaker ones). ``skip_same_knobs``: also skip a trial whose knobs
-    equal those of any confirmed candidate, proposals included (the same player)."""
+               target: float) -> Mapping[str, Any] | None:
+    """The best-ranked trial not yet confirmed and not a clone of one (the same Elo and nodes per
+    move, or the knobs of any confirmed candidate, proposals included: the same player),
+    preferring trials that rated on the far side of the nearest miss (a miss below the target
+    looks for stronger trials, one above it for weaker ones)."""
     seen = {_signature(r) for r, _ in tried}
     rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen
-            and not (skip_same_knobs and _knobs_tried(r["knobs"], tried))]
+            and not _knobs_tried(r["knobs"], tried)]
     if not rest or not tried:
         return rest[0] if rest else None
     near_rec, near = min(tried, key=lambda t: abs(t[1]["elo"] - target))
@@ -368,12 +377,12 @@ def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
     table = pa.concat_tables(tables)
     ratings = rate_many(ladder, table, [names[level] for level in LEVELS], section.pin,
                         bootstrap=section.confirm_bootstrap, seed=ctx.run_seed,
-                        unit=section.confirm_bootstrap_unit)
+                        unit=BOOTSTRAP_UNIT)
     for level in LEVELS:
         conf = confirmations[level]
         r = ratings[names[level]]
         half = (r.ci_high - r.ci_low) / 2.0
-        target = level_target(section, level)
+        target = section.level(level).target
         alone = {k: conf[k] for k in ("elo", "ci", "half_width", "within_ci", "narrow", "hit")}
         within, narrow = r.ci_low <= target <= r.ci_high, half <= section.confirm_half_width
         conf.update({"alone": alone, "elo": r.elo, "ci": [r.ci_low, r.ci_high], "half_width": half,

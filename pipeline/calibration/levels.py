@@ -36,7 +36,7 @@ from pipeline.calibration.confirm import (
     width_bound,
 )
 from pipeline.calibration.rating import Rating, level_profile, rate_on_ladder
-from pipeline.config.job_sections import LEVELS, CalibrateSection, Range, level_knobs, level_target
+from pipeline.config.job_sections import LEVELS, CalibrateSection, Range
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import (
@@ -128,7 +128,7 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
     confirmed ``neighbour``), rate it, tell the study."""
 
     slot = trial_slot(study, trial)
-    target = level_target(section, level)
+    target = section.level(level).target
     knobs = {**fixed, **params}
     name = f"{level}-t{slot:04d}"
     spec = inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
@@ -271,8 +271,8 @@ def _run_trials(ctx: StageContext, ladder: Ladder, section: CalibrateSection, st
     """Run (or resume) a level's study to ``section.trials`` trials (one when every knob is fixed);
     the finished trials' records."""
 
-    space, fixed = knob_space(level_knobs(section, level))
-    target = level_target(section, level)
+    space, fixed = knob_space(section.level(level).knobs)
+    target = section.level(level).target
     n_trials = section.trials if space else 1  # every knob fixed: one point, nothing to search
     seed_depth_trials(study, space, n_trials)
     params = {"level": level, "target": target, "fixed": fixed, "trials": n_trials,
@@ -378,7 +378,7 @@ def _confirm_one(ctx: StageContext, ladder: Ladder, section: CalibrateSection, l
                                      "max_pairs": section.confirm_max_pairs,
                                      "half_width": section.confirm_half_width,
                                      "validate_half_width": width_bound(section, section.confirm_validate)}):
-        space, _ = knob_space(level_knobs(section, level))
+        space, _ = knob_space(section.level(level).knobs)
         ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
         rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,
                                          ranges=ranges, trials=trials, neighbour=neighbour)

@@ -144,8 +144,8 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
                    help="positions scored per level at most, sampled deterministically (default 2000)")
     p.add_argument("--bootstrap-unit", choices=("opening", "pair"), default="opening",
                    help="what the gap's bootstrap CI resamples: every game of one opening together, or "
-                        "each colour-swapped pair (the unit before session 6; too narrow when two noiseless "
-                        "levels replay each opening's games) (default opening)")
+                        "each colour-swapped pair (too narrow when two noiseless levels replay each "
+                        "opening's games) (default opening)")
     p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
     p.add_argument("--address", help="Ray cluster address (default RAY_ADDRESS or a private local Ray)")
     p.add_argument("--claimed-from", metavar="PROFILE-ELO",

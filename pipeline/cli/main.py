@@ -32,7 +32,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pipeline", description="Draughts self-play and tuning pipeline.")
+    parser = _Parser(prog="python -m pipeline", description="Draughts self-play and tuning pipeline.",
+                     epilog="python -m pipeline keys: every run-config key, level knob and feature")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
     for cmd in COMMANDS.values():

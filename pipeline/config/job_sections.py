@@ -1,25 +1,25 @@
 """Config sections of the main job: ``[job]``, ``[ladder]``, ``[tune]``, ``[calibrate]``, ``[export]``.
 
 Declared like every section (frozen dataclass, one :func:`~pipeline.config.run_config.setting` per key) and
-registered on import. The config layer reads scalars only, so list-valued keys are short
-strings with their own checked syntax (a bad one is a ConfigError naming key and value):
+registered on import. List-valued keys are TOML arrays and tables, read into frozen values:
 
-- ``ladder.depths = "1,2,3,4,6"``, ``ladder.bridges = "0.75,0.5,0.25"``;
-- ``tune.weights = "king=120:260, advance, back_rank=0:20"``: features to tune, each within
-  its declared range (``engine.features``) or the narrower ``low:high`` given;
-- ``calibrate.<level>_knobs = "max_depth=1:3, random_move_prob=0:0.5, node_budget=2000"``:
-  knobs searched within ``low:high`` (inside ``engine.params``' range) or fixed to one value.
+- ``ladder.depths = [1, 2, 3, 4, 6]``, ``ladder.bridges = [0.75, 0.5, 0.25]``;
+- ``[tune.weights]`` with ``advance = [0, 12]``: features to tune, each a ``[low, high]`` pair
+  inside its declared range (``engine.features``), or one number to fix it;
+- ``[[calibrate.levels]]``, one per level (easy, medium, hard, in that order), with ``name``,
+  ``target`` and ``knobs = { max_depth = [1, 3], node_budget = 2000 }``: a ``[low, high]`` pair is
+  searched, a single value fixed, each inside ``engine.params``' range.
 
-Checks that span sections (steps aligned to batches, targets in order) live in
-:func:`pipeline.job.validate.validate_job`,
-which every verb calls, so they fail before any game too.
+Tables are read in the order of their declaration (features in ``engine.features`` order, knobs in
+``engine.params`` order), so the order in the file changes neither the config hash nor the search.
+Checks that span sections (steps aligned to batches, the pin on the ladder) live in
+:func:`pipeline.job.validate.validate_job`, which every verb calls, so they fail before any game too.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -29,19 +29,23 @@ from engine.params import PARAM_INDEX
 from pipeline.config.run_config import (
     ConfigError,
     RunConfig,
+    Structured,
+    ValueProblem,
     at_least,
     between,
     deck_part_problem,
     even_positive,
     known_variant,
     non_empty,
-    one_of,
+    read_scalar,
     register_section,
     setting,
+    toml_type,
 )
 
 LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
-#: knobs a calibration may search (tt_log2 is memory, not strength; it can only be fixed)
+#: knobs a calibration may set (tt_log2 is memory, not strength; quiescence is on or off: both
+#: can only be fixed)
 CALIBRATION_KNOBS: tuple[str, ...] = (
     "max_depth", "node_budget", "quiescence", "tt_log2", "noise_sigma", "random_move_prob", "top_k",
     "temperature",
@@ -49,50 +53,11 @@ CALIBRATION_KNOBS: tuple[str, ...] = (
 SEARCHABLE_KNOBS: tuple[str, ...] = (
     "max_depth", "node_budget", "noise_sigma", "random_move_prob", "top_k", "temperature",
 )
+#: the range of a level's target Elo (random = 0)
+TARGET_RANGE = (-5000.0, 5000.0)
 
 
-# ---- list syntax ------------------------------------------------------------------------------
-
-
-# Plain ASCII decimal numbers only: Python's int()/float() would also take '1_0',
-# non-ASCII digits, control characters and a leading '+'.
-_INT_RE = re.compile(r"-?[0-9]{1,12}")
-_FLOAT_RE = re.compile(r"-?(?:[0-9]{1,15}(?:\.[0-9]{0,15})?|\.[0-9]{1,15})(?:[eE]-?[0-9]{1,3})?")
-
-
-def _items(text: str) -> list[str]:
-    """Comma-separated items, stripped of spaces; an empty item (``'1,,2'``) is an error."""
-    if not text.strip():
-        return []
-    parts = [part.strip(" ") for part in text.split(",")]
-    if any(not part for part in parts):
-        raise ValueError(f"empty item in {text!r}")
-    return parts
-
-
-def parse_int_list(text: str) -> tuple[int, ...]:
-    """``"1,2,3"`` -> (1, 2, 3); ValueError on anything else."""
-    try:
-        parts = _items(text)
-    except ValueError:
-        parts = ["?"]
-    if not all(_INT_RE.fullmatch(part) for part in parts):
-        raise ValueError(f"expected comma-separated integers like '1,2,4', got {text!r}")
-    return tuple(int(part) for part in parts)
-
-
-def parse_float_list(text: str) -> tuple[float, ...]:
-    """``"0.5, 0.25"`` -> (0.5, 0.25); ValueError on anything else."""
-    try:
-        parts = _items(text)
-    except ValueError:
-        parts = ["?"]
-    if not all(_FLOAT_RE.fullmatch(part) for part in parts):
-        raise ValueError(f"expected comma-separated numbers like '0.5,0.25', got {text!r}")
-    values = tuple(float(part) for part in parts)
-    if not all(math.isfinite(v) for v in values):
-        raise ValueError(f"expected finite numbers, got {text!r}")
-    return values
+# ---- named ranges: [tune.weights] and a level's knobs -------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -108,109 +73,198 @@ class Range:
         return self.low == self.high
 
 
-def _number(text: str, kind: str, where: str) -> float:
-    pattern = _INT_RE if kind == "int" else _FLOAT_RE
-    if not pattern.fullmatch(text):
-        what = "an integer" if kind == "int" else "a number"
-        raise ValueError(f"{where}: {text!r} is not {what}")
-    value = int(text) if kind == "int" else float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{where}: {text!r} is not finite")
-    return value
+@dataclass(frozen=True)
+class _Declared:
+    """What a name may take: its kind (int, float, bool), declared range, and whether a
+    ``[low, high]`` pair may search it."""
+
+    kind: str
+    low: float
+    high: float
+    searchable: bool
 
 
-def _parse_ranges(text: str, declared: Callable[[str], tuple[str, float, float] | None],
-                  what: str, allow_bare: bool) -> tuple[Range, ...]:
-    """``name[=low:high|=value]`` items; ``declared(name)`` gives (kind, low, high) or None."""
-    out: list[Range] = []
-    for item in _items(text):
-        name, sep, spec = (part.strip() for part in item.partition("="))
-        found = declared(name)
-        if found is None:
-            raise ValueError(f"unknown {what} {name!r} in {item!r}")
-        kind, d_low, d_high = found
-        if any(r.name == name for r in out):
-            raise ValueError(f"{what} {name!r} is given twice")
-        if not sep:
-            if not allow_bare:
-                raise ValueError(f"{name!r} needs a range or a value (name=low:high or name=value)")
-            out.append(Range(name, d_low, d_high))
-            continue
-        if kind == "bool":
-            if spec not in ("true", "false"):
-                raise ValueError(f"{name!r} is true or false, got {spec!r}")
-            flag = 1.0 if spec == "true" else 0.0
-            out.append(Range(name, flag, flag))
-            continue
-        low_text, colon, high_text = spec.partition(":")
-        low = _number(low_text.strip(), kind, name)
-        high = _number(high_text.strip(), kind, name) if colon else low
-        if low > high:
-            raise ValueError(f"{name!r}: low {low_text.strip()} is above high {high_text.strip()}")
-        if low < d_low or high > d_high:
-            raise ValueError(f"{name!r}: {spec!r} leaves the declared range [{d_low:g}, {d_high:g}]")
-        out.append(Range(name, low, high))
-    if not out:
-        raise ValueError(f"no {what} given")
-    return tuple(out)
+FEATURE_BOUNDS: dict[str, _Declared] = {f.name: _Declared("float", f.low, f.high, True) for f in FEATURES}
+KNOB_BOUNDS: dict[str, _Declared] = {
+    p.name: _Declared(p.kind, float(p.low), float(p.high), p.name in SEARCHABLE_KNOBS)
+    for p in PARAM_INDEX.values() if p.name in CALIBRATION_KNOBS
+}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _feature(name: str) -> tuple[str, float, float] | None:
+def _key(name: str) -> str:
+    """``name`` as a TOML key in a path: bare when it can be, else quoted."""
+    return name if _BARE_KEY.fullmatch(name) else repr(name)
 
-    for f in FEATURES:
-        if f.name == name:
-            return ("float", f.low, f.high)
+
+def _number(value: Any, d: _Declared, at: str) -> float:
+    """One value of a name of kind ``d.kind`` inside its declared range, as a float."""
+    if d.kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueProblem(f"expected true or false, got {toml_type(value)}", at, value)
+        return float(value)
+    number = read_scalar(value, int if d.kind == "int" else float, at)
+    if not d.low <= number <= d.high:
+        raise ValueProblem(f"leaves the declared range [{d.low:g}, {d.high:g}]", at, value)
+    return float(number)
+
+
+def _range(name: str, value: Any, d: _Declared, at: str) -> Range:
+    """``[low, high]`` (searched) or one value (fixed) of ``name``."""
+    if not isinstance(value, list):
+        if isinstance(value, dict):
+            raise ValueProblem("expected a [low, high] pair or one value, got table", at, value)
+        fixed = _number(value, d, at)
+        return Range(name, fixed, fixed)
+    if not d.searchable:
+        raise ValueProblem(f"{name} can only be fixed (one value), not searched", at, value)
+    if len(value) != 2:
+        raise ValueProblem(f"a searched range is a [low, high] pair, got {len(value)} values", at, value)
+    low, high = (_number(v, d, f"{at}[{i}]") for i, v in enumerate(value))
+    if not low < high:
+        raise ValueProblem("low must be below high (one value fixes it)", at, value)
+    return Range(name, low, high)
+
+
+def read_ranges(value: Any, declared: Mapping[str, _Declared], what: str, at: str = "") -> tuple[Range, ...]:
+    """A TOML table ``NAME = [low, high]`` or ``NAME = value`` into ranges, in declaration order."""
+    if not isinstance(value, dict):
+        raise ValueProblem(f"expected a table of {what} = [low, high] or value, got {toml_type(value)}",
+                           at, value)
+    for name in value:
+        if name not in declared:
+            raise ValueProblem(f"unknown {what}; known: {', '.join(declared)}", f"{at}.{_key(name)}",
+                               value[name])
+    if not value:
+        raise ValueProblem(f"give at least one {what}", at, value)
+    return tuple(_range(name, value[name], d, f"{at}.{name}")
+                 for name, d in declared.items() if name in value)
+
+
+def write_ranges(ranges: tuple[Range, ...], declared: Mapping[str, _Declared]) -> dict[str, Any]:
+    """The TOML table of ``ranges``: each value in its declared kind (an int knob stays an int)."""
+
+    def plain(v: float, kind: str) -> Any:
+        return bool(v) if kind == "bool" else int(v) if kind == "int" else v
+
+    out: dict[str, Any] = {}
+    for r in ranges:
+        kind = declared[r.name].kind
+        out[r.name] = plain(r.low, kind) if r.fixed else [plain(r.low, kind), plain(r.high, kind)]
+    return out
+
+
+def read_weight_ranges(value: Any, at: str = "") -> tuple[Range, ...]:
+    """``[tune.weights]``: features to tune (a ``[low, high]`` pair) or fix (one number)."""
+    return read_ranges(value, FEATURE_BOUNDS, "feature", at)
+
+
+def read_knob_ranges(value: Any, at: str = "") -> tuple[Range, ...]:
+    """A level's ``knobs``: searched (a ``[low, high]`` pair) or fixed (one value)."""
+    return read_ranges(value, KNOB_BOUNDS, "knob", at)
+
+
+WEIGHTS = Structured(
+    kind="table: feature = [low, high] or value",
+    read=read_weight_ranges,
+    write=lambda ranges: write_ranges(ranges, FEATURE_BOUNDS),
+)
+
+
+# ---- [[calibrate.levels]] -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LevelSpec:
+    """One ``[[calibrate.levels]]`` entry: a level, its target Elo on the ladder and its knobs."""
+
+    name: str
+    target: float
+    knobs: tuple[Range, ...]
+
+
+LEVEL_KEYS = ("name", "target", "knobs")
+
+
+def _level(entry: Any, i: int, before: list[LevelSpec]) -> LevelSpec:
+    """Entry ``i`` of ``[[calibrate.levels]]``, checked against the levels ``before`` it."""
+    at = f"[{i}]"
+    if not isinstance(entry, dict):
+        raise ValueProblem(f"expected a table with {', '.join(LEVEL_KEYS)}, got {toml_type(entry)}",
+                           at, entry)
+    for key in entry:
+        if key not in LEVEL_KEYS:
+            raise ValueProblem(f"unknown key; a level has {', '.join(LEVEL_KEYS)}", f"{at}.{_key(key)}",
+                               entry[key])
+    if "name" not in entry:
+        raise ValueProblem(f"missing required key name (one of {', '.join(LEVELS)})", at)
+    name = entry["name"]
+    if name not in LEVELS:
+        raise ValueProblem(f"must be one of {', '.join(LEVELS)}", f"{at}.name", name)
+    if any(level.name == name for level in before):
+        raise ValueProblem(f"level {name!r} is given twice", f"{at}.name", name)
+    if name != LEVELS[i]:
+        raise ValueProblem(f"the levels are {', '.join(LEVELS)} in that order: entry {i} must be "
+                           f"{LEVELS[i]!r}", f"{at}.name", name)
+    for key, what in (("target", f"the target Elo of {name} on the ladder"),
+                      ("knobs", f"the knobs of {name}")):
+        if key not in entry:
+            raise ValueProblem(f"missing required key {key} ({what})", at)
+    target = read_scalar(entry["target"], float, f"{at}.target")
+    low, high = TARGET_RANGE
+    if not low <= target <= high:
+        raise ValueProblem(f"must be in [{low:g}, {high:g}]", f"{at}.target", entry["target"])
+    if before and target <= before[-1].target:
+        raise ValueProblem(f"targets must increase easy < medium < hard ({before[-1].name} is "
+                           f"{before[-1].target:g})", f"{at}.target", entry["target"])
+    knobs = read_knob_ranges(entry["knobs"], f"{at}.knobs")
+    return LevelSpec(name, target, knobs)
+
+
+def read_levels(value: Any) -> tuple[LevelSpec, ...]:
+    """``[[calibrate.levels]]``: easy, medium and hard, in that order, targets increasing."""
+    if not isinstance(value, list):
+        raise ValueProblem(f"expected an array of tables ([[calibrate.levels]]), got {toml_type(value)}",
+                           "", value)
+    levels: list[LevelSpec] = []
+    for i, entry in enumerate(value):
+        levels.append(_level(entry, i, levels))
+    if len(levels) < len(LEVELS):
+        raise ValueProblem(f"missing level {LEVELS[len(levels)]!r}: give {', '.join(LEVELS)}, in that order")
+    return tuple(levels)
+
+
+def write_levels(levels: tuple[LevelSpec, ...]) -> list[dict[str, Any]]:
+    return [{"name": level.name, "target": level.target, "knobs": write_ranges(level.knobs, KNOB_BOUNDS)}
+            for level in levels]
+
+
+LEVELS_VALUE = Structured(
+    kind="array of tables: name, target, knobs",
+    read=read_levels,
+    write=write_levels,
+)
+
+
+# ---- [ladder] arrays --------------------------------------------------------------------------------
+
+
+def _depths_problem(depths: tuple[int, ...]) -> str | None:
+    if not depths:
+        return "give at least one depth"
+    if list(depths) != sorted(set(depths)) or depths[0] < 1 or depths[-1] > 64:
+        return "depths must be strictly increasing within 1..64"
     return None
 
 
-def _knob(name: str) -> tuple[str, float, float] | None:
-
-    if name not in CALIBRATION_KNOBS:
-        return None
-    p = PARAM_INDEX[name]
-    return (p.kind, float(p.low), float(p.high))
-
-
-def parse_weight_ranges(text: str) -> tuple[Range, ...]:
-    """Features to tune with their ranges (declared range when only the name is given)."""
-    ranges = _parse_ranges(text, _feature, "feature", allow_bare=True)
-    return ranges
-
-
-def parse_knob_ranges(text: str) -> tuple[Range, ...]:
-    """Knobs of one level: searched ranges and fixed values."""
-    ranges = _parse_ranges(text, _knob, "knob", allow_bare=False)
-    for r in ranges:
-        if r.name not in SEARCHABLE_KNOBS and not r.fixed:
-            raise ValueError(f"knob {r.name!r} can only be fixed (name=value), not searched")
-    return ranges
-
-
-def _checker(parse: Callable[[str], Any]) -> Callable[[str], str | None]:
-    def check(value: str) -> str | None:
-        try:
-            parse(value)
-        except ValueError as err:
-            return str(err)
-        return None
-
-    return check
-
-
-def _depths(text: str) -> tuple[int, ...]:
-    depths = parse_int_list(text)
-    if not depths:
-        raise ValueError("give at least one depth")
-    if list(depths) != sorted(set(depths)) or depths[0] < 1 or depths[-1] > 64:
-        raise ValueError(f"depths must be strictly increasing within 1..64, got {text!r}")
-    return depths
-
-
-def _bridges(text: str) -> tuple[float, ...]:
-    probs = parse_float_list(text)
+def _bridges_problem(probs: tuple[float, ...]) -> str | None:
     if list(probs) != sorted(set(probs), reverse=True) or any(not 0.0 < p < 1.0 for p in probs):
-        raise ValueError(f"bridge random-move probabilities must fall strictly within (0, 1), got {text!r}")
-    return probs
+        return "bridge random-move probabilities must be strictly decreasing within (0, 1)"
+    return None
+
+
+def _chain_level(value: str) -> str | None:
+    return None if value in ("", *LEVELS) else f"must be '' or one of {', '.join(LEVELS)}"
 
 
 # ---- sections ---------------------------------------------------------------------------------
@@ -233,24 +287,20 @@ class JobSection:
     deck_part: str = setting("all", doc="openings every stage uses: 'all', or the 'even' / 'odd' positions "
                                         "of the deck (keep the other half for an independent check)",
                              check=deck_part_problem)
-    seed_scheme: int = setting(
-        2, doc="how stage games' seeds derive from [run] seed: 2 = also from the stage name, so no two "
-        "stages share player seeds; 1 = (seed, batch, game) only, the scheme of runs recorded before "
-        "this key existed (pipeline.games.pairings)",
-        check=one_of(1, 2), legacy=1,
-    )
 
 
 @dataclass(frozen=True)
 class LadderSection:
     """[ladder]: the reference anchors every level is rated against."""
 
-    depths: str = setting("1,2,3,4,6", doc="depths of the noiseless fixed-depth anchors ('1,2,3')",
-                          check=_checker(_depths))
-    bridges: str = setting(
-        "0.75,0.5,0.25,0.1",
-        doc="random-move probabilities of depth-1 anchors bridging random and d1 ('' none)",
-        check=_checker(_bridges))
+    depths: tuple[int, ...] = setting(
+        (1, 2, 3, 4, 6), doc="depths of the noiseless fixed-depth anchors, strictly increasing within 1..64",
+        check=_depths_problem)
+    bridges: tuple[float, ...] = setting(
+        (0.75, 0.5, 0.25, 0.1),
+        doc="random-move probabilities of depth-1 anchors bridging random and d1, strictly decreasing "
+            "within (0, 1) ([] none)",
+        check=_bridges_problem)
     pairs: int = setting(10, doc="game pairs per ladder pairing", check=between(1, 100_000))
     reach: int = setting(2, doc="pair each anchor with the next REACH stronger ones (2: adjacent, skip-one)",
                          check=between(1, 10))
@@ -267,10 +317,12 @@ class LadderSection:
 class TuneSection:
     """[tune]: weight tuning against the seed weights (trial count: [optuna].n_trials)."""
 
-    weights: str = setting(
-        "advance,back_rank,center_king,trade_when_ahead,king_approach_when_ahead",
-        doc="features to tune: 'name' (declared range) or 'name=low:high', comma-separated",
-        check=_checker(parse_weight_ranges))
+    weights: tuple[Range, ...] = setting(
+        read_weight_ranges({f: [FEATURE_BOUNDS[f].low, FEATURE_BOUNDS[f].high] for f in (
+            "advance", "back_rank", "center_king", "trade_when_ahead", "king_approach_when_ahead")}),
+        doc="[tune.weights]: feature = [low, high] is tuned within that range (inside the feature's "
+            "declared range), feature = value is fixed; the other weights are the seed weights",
+        structured=WEIGHTS)
     pairs: int = setting(40, doc="game pairs per trial at most (fewer when pruned)",
                          check=between(1, 100_000))
     step_pairs: int = setting(10, doc="pairs per step; pruning is checked after each step",
@@ -295,20 +347,16 @@ class TuneSection:
                                        check=between(100, 10_000_000))
 
 
-def _chain_level(value: str) -> str:
-    if value not in ("", *LEVELS):
-        raise ValueError(f"must be '' or one of {', '.join(LEVELS)}")
-    return value
-
-
 @dataclass(frozen=True)
 class CalibrateSection:
     """[calibrate]: per level, knobs that hit a target Elo on the ladder at least compute."""
 
-    easy_target: float = setting(doc="target Elo of easy on the ladder (random = 0)",
-                                 check=between(-5000, 5000))
-    medium_target: float = setting(doc="target Elo of medium", check=between(-5000, 5000))
-    hard_target: float = setting(doc="target Elo of hard", check=between(-5000, 5000))
+    levels: tuple[LevelSpec, ...] = setting(
+        doc="one [[calibrate.levels]] table per level, easy, medium, hard in that order: name; target (Elo "
+            "on the ladder, random = 0; increasing); knobs (knob = [low, high] searched, knob = value fixed; "
+            f"any of {', '.join(CALIBRATION_KNOBS)}; "
+            f"{' and '.join(k for k in CALIBRATION_KNOBS if k not in SEARCHABLE_KNOBS)} only fixed)",
+        structured=LEVELS_VALUE)
     trials: int = setting(10, doc="trials per level", check=between(1, 10_000))
     pairs: int = setting(10, doc="game pairs per trial against EACH opponent: the pin and the two anchors "
                                  "bracketing the target",
@@ -318,14 +366,6 @@ class CalibrateSection:
     tolerance: float = setting(
         100.0, doc="a trial hits its target when the target is inside its CI AND |Elo - target| <= this",
         check=between(0.0, 1e6))
-    easy_knobs: str = setting(
-        "max_depth=1:3, random_move_prob=0:0.6, noise_sigma=0:300, node_budget=5000",
-        doc="knobs of easy: 'name=low:high' searched, 'name=value' fixed", check=_checker(parse_knob_ranges))
-    medium_knobs: str = setting(
-        "max_depth=2:5, random_move_prob=0:0.3, noise_sigma=0:200, node_budget=20000",
-        doc="knobs of medium", check=_checker(parse_knob_ranges))
-    hard_knobs: str = setting("max_depth=4:10, node_budget=20000:200000", doc="knobs of hard",
-                              check=_checker(parse_knob_ranges))
     pin: str = setting(
         "random",
         doc="ladder anchor held at its ladder Elo when levels are rated: targets and CIs are relative "
@@ -343,48 +383,33 @@ class CalibrateSection:
         3, doc="confirmation: ranked candidates tried per level until one's confirmed CI contains the target",
         check=between(1, 100))
     confirm_bootstrap: int = setting(
-        400, doc="confirmation CIs: bootstrap resamples (of confirm_bootstrap_unit)",
+        400, doc="confirmation CIs: bootstrap resamples, each of whole ballot openings (every game of an "
+                 "opening together: right even when two noiseless levels replay each opening's games)",
         check=between(50, 100_000))
-    confirm_bootstrap_unit: str = setting(
-        "opening", doc="what a confirmation/validation bootstrap resamples: 'opening' (every game of one "
-                       "ballot opening together; right even when two noiseless levels replay each "
-                       "opening's games) or 'pair' (the two colour-swapped games; the unit before "
-                       "session 6, too narrow then)",
-        check=one_of("opening", "pair"), legacy="pair")  # pipeline.ratings.BOOTSTRAP_UNITS
     confirm_joint_pairs: int = setting(
         0, doc="after confirmation: fresh pairs of Easy-Medium and Medium-Hard, then ONE fit rates the three "
-               "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000),
-        added_later=True)
+               "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000))
     chain_from: str = setting(
         "", doc="'' (each level rated on the ladder) or a level: only that level is rated on the ladder; "
                 "the others are calibrated one after another outward from it, by head-to-head games against "
                 "their confirmed neighbour held at its confirmed Elo, so the claimed gaps are what adjacent "
                 "levels score against each other (needs confirm_step_pairs; excludes confirm_joint_pairs)",
-        check=_checker(_chain_level), added_later=True)
+        check=_chain_level)
     confirm_validate: bool = setting(
         False, doc="after confirmation, re-measure each level's chosen candidate on FRESH games (same "
                    "opponents and stopping rule) and report those numbers: a candidate chosen because its "
                    "confirmation landed on the target carries that luck in its estimate; confirmation "
-                   "then also asks |Elo - target| <= tolerance of the candidate it chooses",
-        added_later=True)
+                   "then also asks |Elo - target| <= tolerance of the candidate it chooses, and stops a "
+                   "candidate as a miss once |Elo - target| exceeds the tolerance + 2 CI half-widths")
     validate_half_width: float = setting(
         0.0, doc="with confirm_validate: the validation stops once its 95 % CI half-width is at most this "
                  "(Elo; 0: confirm_half_width). A confirm_half_width below it makes the CHOICE precise (the "
                  "chosen candidate's true Elo lies closer to the target) without narrowing the reported CI",
-        check=lambda v: None if v == 0 or 1.0 <= v <= 1e6 else "must be 0 or in [1, 1000000]",
-        added_later=True)
-    confirm_replay_stop: bool = setting(
-        True, doc="confirmation and validation stop once a round's games all replay earlier ones (no noise "
-                  "on either side and the deck gone round): with the bootstrap over openings more rounds "
-                  "cannot narrow the CI", legacy=False)
-    confirm_skip_clones: bool = setting(
-        True, doc="confirmation never confirms the same knobs twice: a proposal or trial whose knobs equal "
-                  "those of a candidate already confirmed is skipped (the same player)", legacy=False)
-    confirm_futility: float = setting(
-        2.0, doc="with confirm_validate: a confirmation stops as a miss once |Elo - target| exceeds "
-                 "tolerance + this many CI half-widths (0: never; then a hopeless candidate plays until "
-                 "narrow or confirm_max_pairs)",
-        check=between(0.0, 100.0), legacy=0.0)
+        check=lambda v: None if v == 0 or 1.0 <= v <= 1e6 else "must be 0 or in [1, 1000000]")
+
+    def level(self, name: str) -> LevelSpec:
+        """The ``[[calibrate.levels]]`` entry of level ``name``."""
+        return self.levels[LEVELS.index(name)]
 
 
 @dataclass(frozen=True)
@@ -438,11 +463,3 @@ def _typed(config: RunConfig, name: str, cls: type[_S]) -> _S:
     if not isinstance(section, cls):
         raise ConfigError(f"{config.source}: section [{name}] is not a {cls.__name__}")
     return section
-
-
-def level_target(section: CalibrateSection, level: str) -> float:
-    return float(getattr(section, f"{level}_target"))
-
-
-def level_knobs(section: CalibrateSection, level: str) -> tuple[Range, ...]:
-    return parse_knob_ranges(getattr(section, f"{level}_knobs"))

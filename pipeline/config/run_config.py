@@ -6,10 +6,12 @@ what the run computes (``hashed``). That one declaration drives parsing, validat
 the config hash and the docs, so a later stage ([tune], [calibrate], [ladder], [mlflow],
 [optuna]) adds itself by declaring one dataclass and calling :func:`register_section`.
 
+Values are TOML's own types: scalars, arrays of scalars (a ``tuple[T, ...]`` field) and, through
+:class:`Structured`, tables and arrays of tables that a section reads into frozen values.
 Anything unknown, mistyped or out of range raises :class:`ConfigError` naming the file, the key
-path and the value; nothing is clamped or guessed. The config hash (sha256 of the canonical JSON
-of the hashed fields) is the run id when ``[run].id`` is not given, so the same experiment gets
-the same id wherever and however it runs.
+path (down to the table entry or array item) and the value; nothing is clamped or guessed. The
+config hash (sha256 of the canonical JSON of the hashed fields) is the run id when ``[run].id``
+is not given, so the same experiment gets the same id wherever and however it runs.
 """
 
 from __future__ import annotations
@@ -40,7 +42,43 @@ class ConfigError(ValueError):
     """A run config that fails validation; the message names file, key path and value."""
 
 
-_NO_LEGACY = object()  # sentinel: the key has no legacy value (None can be one)
+#: ``ValueProblem.value`` when the problem is something missing, with no value to quote
+ABSENT: Any = object()
+
+
+class ValueProblem(ValueError):
+    """A key's value refused by its reader: the part at fault (``at``, such as ``.advance`` or
+    ``[1].target``, appended to the key path), the value found there and what is wrong with it."""
+
+    def __init__(self, message: str, at: str = "", value: Any = ABSENT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.at = at
+        self.value = value
+
+    def describe(self, source: str, path: str) -> str:
+        """The one-line error: file, key path (and part), value, problem."""
+        where = f"{source}: {path}{self.at}"
+        if self.value is ABSENT:
+            return f"{where}: {self.message}"
+        return f"{where} = {self.value!r}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Structured:
+    """How a key holding a TOML table (or an array of tables) is read and written back.
+
+    ``read`` turns the TOML value into the section's typed value (frozen: tuples and frozen
+    dataclasses) or raises :class:`ValueProblem`; ``write`` gives the plain TOML value back, which
+    the config hash, the run manifest and :meth:`RunConfig.replace` use, so ``read(write(x)) == x``.
+    ``read`` puts a table's entries in a fixed order (not the file's), so the order of keys in a
+    file changes neither the config hash nor what the run does. ``kind`` is the type column of
+    the key table.
+    """
+
+    kind: str
+    read: Callable[[Any], Any]
+    write: Callable[[Any], Any]
 
 
 def setting(
@@ -49,23 +87,15 @@ def setting(
     doc: str,
     check: Check | None = None,
     hashed: bool = True,
-    added_later: bool = False,
-    legacy: Any = _NO_LEGACY,
+    structured: Structured | None = None,
 ) -> Any:
     """Declare one config key: its default (omit for required), doc, check and hash role.
 
-    ``legacy``: a key introduced after configs were already in use; while it has this value (the
-    behaviour before the key existed) it stays out of the config hash, so existing run folders
-    keep their ids and resume. ``added_later`` is the common case ``legacy = default``; a key
-    whose default changes behaviour names the old value instead, and the old configs write it out.
+    The field's type hint says what the TOML value must be: a scalar (``int``, ``float``, ``bool``,
+    ``str``, optionally ``| None``), or ``tuple[T, ...]`` for an array of such scalars. A key holding
+    a table says how to read it with ``structured``. ``check`` sees the typed value.
     """
-    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed}
-    if added_later and legacy is not _NO_LEGACY:
-        raise ValueError("give added_later or legacy, not both")
-    if added_later:
-        meta["legacy"] = default
-    elif legacy is not _NO_LEGACY:
-        meta["legacy"] = legacy
+    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed, "structured": structured}
     return field(default=default, metadata=meta)
 
 
@@ -231,21 +261,27 @@ class RunConfig:
         return typing.cast(RaySection, self.section("ray"))
 
     def to_dict(self, *, hashed_only: bool = False) -> dict[str, dict[str, Any]]:
-        """Plain nested dict of the config (only result-affecting keys when ``hashed_only``)."""
+        """Plain nested dict of the config as TOML would hold it (only result-affecting keys when
+        ``hashed_only``): arrays as lists, tables as dicts."""
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(self.sections):
             obj = self.sections[name]
             values = {
-                f.name: getattr(obj, f.name)
+                f.name: plain_value(f, getattr(obj, f.name))
                 for f in dataclasses.fields(obj)
-                if not hashed_only or (f.metadata.get("hashed", True) and not _hash_exempt(f, obj))
+                if not hashed_only or f.metadata.get("hashed", True)
             }
             if values or not hashed_only:
                 out[name] = values
         return out
 
     def config_hash(self) -> str:
-        """sha256 hex of the canonical JSON of the result-affecting settings."""
+        """sha256 hex of the canonical JSON of the result-affecting settings.
+
+        Canonical: keys sorted, a float key's value always a float (``600`` and ``600.0`` are one
+        setting) and tables read in a fixed order (:class:`Structured`), so the same settings give
+        the same hash whatever the order of keys in the file.
+        """
         payload = {"schema": CONFIG_SCHEMA_VERSION, "config": self.to_dict(hashed_only=True)}
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -262,9 +298,12 @@ class RunConfig:
         return parse_config(raw, source=self.source)
 
 
-def _hash_exempt(f: dataclasses.Field[Any], obj: Any) -> bool:
-    """True when a hashed key has its legacy value and so stays out of the hash (:func:`setting`)."""
-    return "legacy" in f.metadata and bool(getattr(obj, f.name) == f.metadata["legacy"])
+def plain_value(f: dataclasses.Field[Any], value: Any) -> Any:
+    """A section field's value as TOML holds it: the structured key's written form, arrays as lists."""
+    structured = f.metadata.get("structured")
+    if structured is not None:
+        return structured.write(value)
+    return list(value) if isinstance(value, tuple) else value
 
 
 # ---- parsing ---------------------------------------------------------------------------------
@@ -274,8 +313,17 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
+def toml_type(value: Any) -> str:
+    """What a TOML value is, in TOML's words (array, table) for the container types."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table"
+    return type(value).__name__
+
+
 def _check_type(value: Any, tp: Any) -> bool:
-    """Whether a TOML value has the declared type (bool is not an int; an int is a float)."""
+    """Whether a TOML value has the declared scalar type (bool is not an int; an int is a float)."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         return any(_check_type(value, arg) for arg in typing.get_args(tp))
@@ -292,11 +340,67 @@ def _check_type(value: Any, tp: Any) -> bool:
     raise TypeError(f"unsupported config field type {tp!r}")
 
 
+def _wants_float(tp: Any) -> bool:
+    """Whether an int read for ``tp`` becomes a float (``float`` declared, ``int`` not)."""
+    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,)
+    return float in args and int not in args
+
+
+def _array_item(tp: Any) -> Any:
+    """The item type of ``tuple[T, ...]``, else None."""
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return None
+
+
 def _describe(tp: Any) -> str:
+    item = _array_item(tp)
+    if item is not None:
+        return f"array of {_describe(item)}"
     args = typing.get_args(tp)
     if args:
         return " or ".join("none" if a is type(None) else _type_name(a) for a in args if a is not type(None))
     return _type_name(tp)
+
+
+def read_scalar(value: Any, tp: Any, at: str = "") -> Any:
+    """``value`` as the declared scalar type ``tp``: finite, and a float where a float is declared."""
+    if not _check_type(value, tp):
+        raise ValueProblem(f"expected {_describe(tp)}, got {toml_type(value)}", at, value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueProblem("must be a finite number", at, value)
+    if isinstance(value, int) and not isinstance(value, bool) and _wants_float(tp):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueProblem("must be a finite number", at, value) from None
+    return value
+
+
+def _read_typed(value: Any, tp: Any) -> Any:
+    """A scalar, or a TOML array of scalars read as a tuple, as the field's type hint says."""
+    item = _array_item(tp)
+    if item is None:
+        return read_scalar(value, tp)
+    if not isinstance(value, list):
+        raise ValueProblem(f"expected an array of {_describe(item)}, got {toml_type(value)}", "", value)
+    return tuple(read_scalar(v, item, f"[{i}]") for i, v in enumerate(value))
+
+
+def _read_value(f: dataclasses.Field[Any], tp: Any, value: Any, path: str, source: str) -> Any:
+    """One key's typed value, read and checked; ConfigError naming file, key path and value."""
+    structured: Structured | None = f.metadata.get("structured")
+    check = f.metadata.get("check")
+    try:
+        typed = structured.read(value) if structured is not None else _read_typed(value, tp)
+    except ValueProblem as err:
+        raise ConfigError(err.describe(source, path)) from None
+    if check is not None and typed is not None:
+        problem = check(typed)
+        if problem:
+            raise ConfigError(f"{source}: {path} = {value!r}: {problem}")
+    return typed
 
 
 def _parse_section(name: str, cls: type, raw: Any, source: str) -> Any:
@@ -313,25 +417,12 @@ def _parse_section(name: str, cls: type, raw: Any, source: str) -> Any:
     values: dict[str, Any] = {}
     for key, f in fields.items():
         path = f"{name}.{key}"
-        if key not in raw:
-            if f.default is dataclasses.MISSING:
-                raise ConfigError(f"{source}: missing required key {path} ({f.metadata.get('doc', '')})")
+        if key in raw:
+            values[key] = _read_value(f, hints[key], raw[key], path, source)
+        elif f.default is dataclasses.MISSING:
+            raise ConfigError(f"{source}: missing required key {path} ({f.metadata.get('doc', '')})")
+        else:
             values[key] = f.default
-            continue
-        value = raw[key]
-        tp = hints[key]
-        if not _check_type(value, tp):
-            raise ConfigError(
-                f"{source}: {path} = {value!r}: expected {_describe(tp)}, got {type(value).__name__}"
-            )
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{source}: {path} = {value!r}: must be a finite number")
-        check = f.metadata.get("check")
-        if check is not None and value is not None:
-            problem = check(value)
-            if problem:
-                raise ConfigError(f"{source}: {path} = {value!r}: {problem}")
-        values[key] = value
     return cls(**values)
 
 
@@ -387,13 +478,42 @@ def load_config(path: str | Path) -> RunConfig:
     return parse_config(raw, source=str(p))
 
 
-def describe_sections() -> str:
-    """Markdown table of every registered key: section, key, type, default, doc (for docs/--help)."""
-    lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+def toml_text(value: Any) -> str:
+    """A plain value (as :meth:`RunConfig.to_dict` gives) in TOML syntax, inline tables for tables."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string for the printable text of defaults
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_text(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def key_rows() -> list[tuple[str, str, str, str]]:
+    """(key, type, default, doc) of every registered key; the default in TOML syntax for arrays and
+    tables, ``required`` when there is none."""
+    rows = []
     for name, cls in SECTIONS.items():
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
-            default = "required" if f.default is dataclasses.MISSING else repr(f.default)
-            doc = f.metadata.get("doc", "").replace("|", "\\|")  # a bare | would end the cell
-            lines.append(f"| {name}.{f.name} | {_describe(hints[f.name])} | {default} | {doc} |")
+            structured: Structured | None = f.metadata.get("structured")
+            kind = structured.kind if structured is not None else _describe(hints[f.name])
+            if f.default is dataclasses.MISSING:
+                default = "required"
+            elif structured is not None or isinstance(f.default, tuple):
+                default = toml_text(plain_value(f, f.default))
+            else:
+                default = repr(f.default)
+            rows.append((f"{name}.{f.name}", kind, default, f.metadata.get("doc", "")))
+    return rows
+
+
+def describe_sections() -> str:
+    """Markdown table of every registered key: section, key, type, default, doc (for docs/--help)."""
+    lines = ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for row in key_rows():
+        escaped = (cell.replace("|", "\\|") for cell in row)  # a bare | would end the cell
+        lines.append("| " + " | ".join(escaped) + " |")
     return "\n".join(lines)

@@ -13,7 +13,6 @@ run computes, so those keys are not hashed; the sampler, the pruner and the tria
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pipeline.config.run_config import (
     RunConfig,
@@ -21,19 +20,13 @@ from pipeline.config.run_config import (
     between,
     identifier,
     non_empty,
+    one_of,
     register_section,
     setting,
 )
 
 SAMPLERS = ("tpe", "random")
 PRUNERS = ("none", "wilcoxon")
-
-
-def one_of(*choices: str) -> Any:
-    def check(v: str) -> str | None:
-        return None if v in choices else f"must be one of {', '.join(choices)}"
-
-    return check
 
 
 def open_unit(v: float) -> str | None:

@@ -50,8 +50,8 @@ def game_seeds(run_seed: int, pairing: int, pair: int, game_in_pair: int,
                salt: int | None = None) -> GameSeeds:
     """Seeds of the game ``game_in_pair`` of pair ``pair`` of pairing ``pairing`` (SeedSequence spawn key).
 
-    ``salt`` (``pipeline.games.pairings.seed_salt``, a hash of the stage) puts the stage into the key,
-    so stages never share seeds. Batch ids and sizes play no part.
+    ``salt`` (``pipeline.games.pairings.stage_salt``, a hash of the stage) puts the stage into the
+    key, so stages never share seeds; None leaves it out. Batch ids and sizes play no part.
     """
     key = (_GAME_TAG, pairing, pair, game_in_pair) if salt is None else (_GAME_TAG, salt, pairing, pair,
                                                                          game_in_pair)

@@ -9,10 +9,9 @@ stream), both colours; two pairings with the same stream play the same openings 
 order, which is what paired comparisons across trials want (and the Wilcoxon pruner's steps).
 
 Player seeds derive from the game: (run seed, pairing index, pair number, colour), never from
-batch ids or sizes (``pipeline.games.match.game_seeds``). Seed scheme 2 (``[run] seed_scheme``,
-the default of new configs) also puts a hash of the stage name into the seeds, making stages
-independent by construction; under scheme 1 the game in one slot of two stages shares its
-players' seeds.
+batch ids or sizes (``pipeline.games.match.game_seeds``). With ``stage_seeds`` (every stage of
+the main job) a hash of the stage name joins the seeds, making stages independent by
+construction; without it (levelcheck) the seeds are the game's alone.
 
 Each stage has its own folder ``<output_root>/<run_id>/<stage>/games/variant=<v>/batch-*.parquet``
 (``storage`` with ``run_id/stage`` as the run), written atomically batch by batch; a resumed
@@ -41,9 +40,6 @@ from pipeline.games.storage import batch_path, finished_batches, remove_stale_te
 #: batch ids reserved per pairing: pairing i uses i * BATCH_STRIDE ... (at most this many batches)
 BATCH_STRIDE = 100_000
 _STREAM_TAG = 0x70616972  # "pair": spawn-key tag of the per-pairing opening streams
-#: seed schemes: 1 = (run seed, batch id, game index); 2 = also the stage name (see module docstring)
-SEED_SCHEMES = (1, 2)
-LEGACY_SEED_SCHEME = 1
 
 
 @dataclass(frozen=True)
@@ -89,13 +85,9 @@ def stage_seed(run_seed: int, stream: int) -> int:
     return int(seq.generate_state(1, dtype=np.uint64)[0] & ((1 << 63) - 1))
 
 
-def seed_salt(stage: str, seed_scheme: int) -> int | None:
-    """The stage's part of its games' seeds: None under scheme 1, a 63-bit hash of ``stage`` under 2."""
-    if seed_scheme == 1:
-        return None
-    if seed_scheme == 2:
-        return int.from_bytes(hashlib.sha256(stage.encode("utf-8")).digest()[:8], "big") >> 1
-    raise ValueError(f"unknown seed scheme {seed_scheme!r}; known: {', '.join(map(str, SEED_SCHEMES))}")
+def stage_salt(stage: str) -> int:
+    """The stage's part of its games' seeds (``stage_seeds``): a 63-bit hash of ``stage``."""
+    return int.from_bytes(hashlib.sha256(stage.encode("utf-8")).digest()[:8], "big") >> 1
 
 
 def plan_pairings(
@@ -107,12 +99,14 @@ def plan_pairings(
     batch_size: int,
     ply_cap: int,
     deck: Sequence[Opening],
-    seed_scheme: int = LEGACY_SEED_SCHEME,
+    *,
+    stage_seeds: bool = False,
 ) -> list[BatchSpec]:
-    """Every batch of ``pairings``, in pairing then pair order (see the module docstring)."""
+    """Every batch of ``pairings``, in pairing then pair order; ``stage_seeds``: the stage name
+    joins the player seeds (see the module docstring)."""
     if batch_size < 2 or batch_size % 2:
         raise ValueError(f"batch_size must be a positive even number, got {batch_size}")
-    salt = seed_salt(stage, seed_scheme)
+    salt = stage_salt(stage) if stage_seeds else None
     bp = batch_size // 2
     specs: list[BatchSpec] = []
     for index, pairing in enumerate(pairings):
@@ -156,14 +150,16 @@ def play_pairings(
     ply_cap: int,
     deck: Sequence[Opening],
     progress: ProgressFn | None = None,
-    seed_scheme: int = LEGACY_SEED_SCHEME,
+    *,
+    stage_seeds: bool = False,
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
     Complete batch files from an earlier (killed) driver are kept and read back, not replayed.
     Rows come back sorted by game id.
     """
-    specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck, seed_scheme)
+    specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
+                          stage_seeds=stage_seeds)
     storage_id = stage_run_id(run_id, stage)
     remove_stale_temp_files(output_root, storage_id)
     expected = {s.batch_id: s.n_games for s in specs}

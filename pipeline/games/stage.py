@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pipeline.games.executor import Executor
 from pipeline.games.openings import Opening
-from pipeline.games.pairings import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
+from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.storage import atomic_write_bytes
 
 
@@ -37,17 +37,17 @@ class StageContext:
     ply_cap: int
     deck: tuple[Opening, ...]
     progress: ProgressFn | None = None
-    seed_scheme: int = LEGACY_SEED_SCHEME  # the run's [run] seed_scheme (see pipeline.games.pairings)
 
     @property
     def run_folder(self) -> Path:
         return self.output_root / self.run_id
 
     def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
-        """Play (or read back) the games of ``pairings`` in stage folder ``stage``."""
+        """Play (or read back) the games of ``pairings`` in stage folder ``stage``; the stage name
+        joins the player seeds, so no two stages share them."""
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
-                             self.seed_scheme)
+                             stage_seeds=True)
 
 
 def trial_slot(study: Any, trial: Any) -> int:

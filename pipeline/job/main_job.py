@@ -186,7 +186,7 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
                            node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
     ctx = StageContext(executor, Path(config.run.output_root), config.run_id, variant, config.run.seed,
-                       j.batch_size, j.ply_cap, deck, printer, j.seed_scheme)
+                       j.batch_size, j.ply_cap, deck, printer)
     try:
         _stages(config, ctx, stages, storage, tracker, signature, summary, printer)
     finally:
@@ -212,8 +212,7 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
             ladder, source = ensure_ladder(
                 executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
                 section=ladder_section(config), run_seed=ctx.run_seed, batch_size=ctx.batch_size,
-                ply_cap=ctx.ply_cap, deck=ctx.deck, progress=ctx.progress, deck_part=j.deck_part,
-                seed_scheme=ctx.seed_scheme)
+                ply_cap=ctx.ply_cap, deck=ctx.deck, progress=ctx.progress, deck_part=j.deck_part)
             _log_ladder(tracker, ladder, ctx.run_folder)
         summary.lines.append(f"{ladder_summary(ladder)} ({source})")
         printer.log(summary.lines[-1])

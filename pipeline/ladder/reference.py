@@ -29,10 +29,10 @@ import pyarrow as pa
 import engine
 from engine.profile import LevelProfile
 from engine.variants import get_variant
-from pipeline.config.job_sections import LadderSection, _bridges, _depths
+from pipeline.config.job_sections import LadderSection
 from pipeline.games.executor import Executor
 from pipeline.games.openings import Opening
-from pipeline.games.pairings import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
+from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.players import inline_spec
 from pipeline.games.storage import write_json
 from pipeline.ratings import GameResults, RatingTable, fit_elo, games_from_color_table
@@ -162,8 +162,8 @@ def anchors(variant: str, section: LadderSection) -> list[Anchor]:
         return Anchor(name, inline_spec(name, LevelProfile.from_knobs(rules, name, knobs=knobs)))
 
     out = [Anchor(ANCHOR, ANCHOR)]
-    out += [engine(f"d1r{round(p * 100):02d}", 1, p) for p in _bridges(section.bridges)]
-    out += [engine(f"d{d}", d) for d in _depths(section.depths)]
+    out += [engine(f"d1r{round(p * 100):02d}", 1, p) for p in section.bridges]
+    out += [engine(f"d{d}", d) for d in section.depths]
     return out
 
 
@@ -251,7 +251,6 @@ def ensure_ladder(
     deck: Sequence[Opening],
     progress: ProgressFn | None = None,
     deck_part: str = "all",
-    seed_scheme: int = LEGACY_SEED_SCHEME,
 ) -> tuple[Ladder, str]:
     """The run's ladder and where it came from ('run', 'stored' or 'rated').
 
@@ -271,7 +270,7 @@ def ensure_ladder(
     ladder_anchors = anchors(variant, section)
     table = play_pairings(executor, output_root, run_id, LADDER_STAGE, variant,
                           pairings(ladder_anchors, section.pairs, section.reach), run_seed, batch_size,
-                          ply_cap, deck, progress, seed_scheme)
+                          ply_cap, deck, progress, stage_seeds=True)
     ladder = fit_ladder(variant, ladder_anchors, table, hash_)
     save_ladder(ladder, here)
     if section.path is not None:

@@ -282,9 +282,9 @@ def games_from_color_table(
 
 
 #: Resampling units of a bootstrap over stored games: every game of one ballot opening
-#: (``opening``), or the two colour-swapped games of one pair (``pair``, the unit before
-#: session 6). Two players without noise replay the same game for every repeat of an opening,
-#: so only the opening is a safe unit; when no game repeats the two give about the same CI.
+#: (``opening``), or the two colour-swapped games of one pair (``pair``). Two players without
+#: noise replay the same game for every repeat of an opening, so only the opening is a safe unit;
+#: when no game repeats the two give about the same CI.
 BOOTSTRAP_UNITS = ("opening", "pair")
 
 

@@ -30,7 +30,7 @@ import pyarrow as pa
 from engine.features import default_weights
 from engine.profile import LevelProfile, load_profile
 from engine.variants import get_variant
-from pipeline.config.job_sections import Range, TuneSection, parse_weight_ranges
+from pipeline.config.job_sections import TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, read_result, trial_slot, write_result
@@ -94,9 +94,8 @@ def tuning_spec(variant: str, name: str, weights: Mapping[str, float], section: 
 def search_space(section: TuneSection) -> tuple[list[Any], dict[str, float]]:
     """The study's dimensions (``weight.<feature>``) and the weights fixed to one value."""
 
-    ranges: tuple[Range, ...] = parse_weight_ranges(section.weights)
-    searched = [r for r in ranges if not r.fixed]
-    fixed = {r.name: r.low for r in ranges if r.fixed}
+    searched = [r for r in section.weights if not r.fixed]
+    fixed = {r.name: r.low for r in section.weights if r.fixed}
     space = space_from_engine(knobs=[], weights=[r.name for r in searched],
                               ranges={f"weight.{r.name}": (r.low, r.high) for r in searched}, log=[])
     return space, fixed
@@ -272,7 +271,7 @@ def _texel_seed(ctx: StageContext, section: TuneSection, study: Any, base: Mappi
 
     path = ctx.run_folder / TEXEL_FILE
     texel = read_result(path)
-    ranges = [r for r in parse_weight_ranges(section.weights) if not r.fixed]
+    ranges = [r for r in section.weights if not r.fixed]
     if texel is None:
         texel = run_texel(ctx.run_folder, ctx.run_id, ctx.variant, base, ranges, section.texel_max_positions,
                           ctx.run_seed) or {"skipped": "no ladder games in this run folder"}

@@ -152,15 +152,6 @@ KNOWN_BUGS: dict[str, tuple[Callable[[BaseException], bool], str]] = {
         "a path component over 255 bytes (export/report RUN, --output) raises OSError "
         "ENAMETOOLONG out of pipeline.cli.main.main",
     ),
-    "lenient-lists": (
-        lambda err: False,
-        "list-valued config keys (ladder.depths, tune.weights, ...) accept '1_0', non-ASCII digits, "
-        "'+3' and empty items",
-    ),
-    "int-overflow": (
-        lambda err: isinstance(err, OverflowError),
-        "an integer knob of 309+ digits in calibrate.*_knobs raises OverflowError (math.isfinite)",
-    ),
     "config-newlines": (
         lambda err: False,
         "load_config reads with universal newlines: a bare CR (invalid TOML) is accepted, and a CR in a "

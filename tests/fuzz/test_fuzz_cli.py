@@ -459,7 +459,7 @@ def pipeline_check(argv: list[str]) -> tuple[Any, str, str]:
     if huge_games(argv):
         known("huge-games")
         return None, "", ""
-    bugs = ("recursion", "name-too-long", "int-overflow")
+    bugs = ("recursion", "name-too-long")
     return check_cli("pipeline-cli", pipeline.cli.main.main, argv, known_bugs=bugs)
 
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.calibration.levels import knob_space, objective, pick_levels, rank, rate_on_ladder
-from pipeline.config.job_sections import parse_knob_ranges
+from pipeline.config.job_sections import read_knob_ranges
 from pipeline.games.stage import player_nodes_per_move, win_score_summary, wins_against
 from pipeline.ladder.reference import ANCHOR, Anchor, fit_ladder
 
@@ -49,8 +49,8 @@ def test_pick_levels_reports_when_no_order_exists() -> None:
 
 
 def test_knob_space_splits_searched_and_fixed() -> None:
-    space, fixed = knob_space(parse_knob_ranges("max_depth=1:3, node_budget=2000, quiescence=false, "
-                                                "noise_sigma=0:50"))
+    space, fixed = knob_space(read_knob_ranges({"max_depth": [1, 3], "node_budget": 2000, "quiescence": False,
+                                                "noise_sigma": [0, 50]}))
     assert fixed == {"node_budget": 2000, "quiescence": False}
     assert {(p.name, p.kind, p.low, p.high) for p in space} == {("max_depth", "int", 1, 3),
                                                                ("noise_sigma", "float", 0.0, 50.0)}
@@ -129,9 +129,9 @@ def test_a_pin_holds_its_ladder_elo_and_narrows_the_ci_to_its_neighbourhood() ->
         rate_on_ladder(ladder, table, "cand", "d9")
 
 
-def test_rate_on_ladder_by_pair_resamples_exactly_as_before_the_unit_existed() -> None:
-    """Recorded runs say confirm_bootstrap_unit = "pair": ladder games one by one, the run's
-    games by run id and pair id, the same keys (and so the same resamples) as before."""
+def test_rate_on_ladder_by_pair_resamples_ladder_games_and_pairs() -> None:
+    """unit="pair": the ladder's games one by one and the run's games by run id and pair id, the
+    keys of a plain bootstrap over pairs (and so the same resamples)."""
     import numpy as np
 
     from pipeline.ratings import GameResults, fit_elo, games_from_color_table
@@ -171,11 +171,12 @@ def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
 
     from pipeline.calibration.levels import depth_seed_points, seed_depth_trials
 
-    space, _ = knob_space(parse_knob_ranges("max_depth=2:8, noise_sigma=10:40, node_budget=300:30000"))
+    space, _ = knob_space(read_knob_ranges({"max_depth": [2, 8], "noise_sigma": [10, 40],
+                                            "node_budget": [300, 30000]}))
     points = depth_seed_points(space)
     assert [p["max_depth"] for p in points] == [2, 3, 4, 5]
     assert all(p["noise_sigma"] == 10.0 and p["node_budget"] == 30000 for p in points)
-    assert depth_seed_points(knob_space(parse_knob_ranges("noise_sigma=0:40"))[0]) == []
+    assert depth_seed_points(knob_space(read_knob_ranges({"noise_sigma": [0, 40]}))[0]) == []
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study()
@@ -237,7 +238,7 @@ def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
     from pipeline.calibration.confirm import next_trial
 
     def rec(number: int, elo: float, nodes: float) -> dict[str, Any]:
-        return {"number": number, "elo": elo, "nodes_per_move": nodes, "knobs": {}}
+        return {"number": number, "elo": elo, "nodes_per_move": nodes, "knobs": {"node_budget": 100 + number}}
 
     ranked = [rec(11, 2664, 457), rec(0, 2663, 461), rec(5, 2663, 461), rec(19, 2740, 1041),
               rec(3, 2600, 300)]
@@ -251,8 +252,8 @@ def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
 
 
 def test_the_same_knobs_are_not_confirmed_twice() -> None:
-    """International, session 5: Medium's Newton proposal (depth 3, noise 0) had trial 1's exact
-    knobs, so the same player was confirmed twice. With confirm_skip_clones the trial is skipped."""
+    """A Newton proposal (depth 3, noise 0) with a trial's exact knobs is the same player as that
+    trial, so once the proposal is confirmed the trial is skipped."""
     from pipeline.calibration.confirm import next_trial
 
     def rec(number: int | None, elo: float | None, noise: float) -> dict[str, Any]:
@@ -262,8 +263,7 @@ def test_the_same_knobs_are_not_confirmed_twice() -> None:
     ranked = [rec(11, 2001.0, 16.0), rec(1, 2040.0, 0.0), rec(5, 2090.0, 30.0)]
     proposal = rec(None, None, 0.0)  # the proposal: trial 1's knobs, no trial games of its own
     tried = [(ranked[0], {"elo": 1995.0}), (proposal, {"elo": 2031.0})]
-    assert next_trial(ranked, tried, 2050.0)["number"] == 1  # type: ignore[index]  # the old path
-    assert next_trial(ranked, tried, 2050.0, skip_same_knobs=True)["number"] == 5  # type: ignore[index]
+    assert next_trial(ranked, tried, 2050.0)["number"] == 5  # type: ignore[index]
 
 
 def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,10 +287,6 @@ def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPa
     section = dataclasses.replace(_section_for_confirm(), confirm_candidates=3)
     confirm.confirm_level(None, None, section, "medium", ranked, lambda r: "spec")  # type: ignore[arg-type]
     assert confirmed == [knobs, {**knobs, "noise_sigma": 30.0}]  # never trial 1's knobs twice
-    confirmed.clear()
-    legacy = dataclasses.replace(section, confirm_skip_clones=False)
-    confirm.confirm_level(None, None, legacy, "medium", ranked, lambda r: "spec")  # type: ignore[arg-type]
-    assert confirmed == [knobs, knobs, knobs]  # the recorded runs' path: proposals even when known
 
 
 def _section_for_confirm() -> Any:

@@ -118,9 +118,9 @@ def test_chain_half_width_adds_along_the_chain_in_quadrature() -> None:
     assert math.isclose(chain_half_width(0.0, neighbour), 30.0)
 
 
-def test_rate_against_by_pair_resamples_exactly_as_before_the_unit_existed() -> None:
-    """Recorded runs say confirm_bootstrap_unit = "pair": their CIs must come out bit for bit as
-    they were computed (games keyed by run id and pair id, resampled by pair)."""
+def test_rate_against_by_pair_resamples_pairs() -> None:
+    """unit="pair": games keyed by run id and pair id and resampled by pair, bit for bit the CI of
+    a plain bootstrap over pairs."""
     from pipeline.ratings import fit_elo, games_from_color_table
 
     table = _match(_pairs(8, 60, win=0.5, draw=0.2))

@@ -49,6 +49,17 @@ def test_bad_input_exits_2_with_one_line(
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
 
 
+def test_help_lists_config_keys_knobs_and_features(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0
+    for line in ("ladder.depths", "array of int, default [1, 2, 3, 4, 6]", "tune.weights",
+                 "calibrate.levels", "array of tables: name, target, knobs, required",
+                 "max_depth", "int in [1, 64], default 8", "advance", "[-30, 30]"):
+        assert line in out, line
+
+
 def test_unknown_level_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run([*MATCH, "--variant", "english", "--b", "impossible", "--games", "2"], capsys)
     assert code == 2 and "player spec 'impossible'" in err

@@ -127,3 +127,24 @@ def test_describe_sections_rows_have_four_cells() -> None:
     for row in rows:
         cells = row.replace("\\|", "").strip("|").split("|")
         assert len(cells) == 4, row
+
+
+def test_describe_sections_shows_arrays_and_tables_in_toml_syntax() -> None:
+    import pipeline.config.job_sections  # noqa: F401 - registers the main job's sections
+
+    table = describe_sections()
+    assert "| ladder.depths | array of int | [1, 2, 3, 4, 6] |" in table
+    assert "| ladder.bridges | array of float | [0.75, 0.5, 0.25, 0.1] |" in table
+    assert "| tune.weights | table: feature = [low, high] or value | { advance = [-30.0, 30.0], " in table
+    assert "| calibrate.levels | array of tables: name, target, knobs | required |" in table
+
+
+def test_a_float_key_reads_an_integer_as_that_float() -> None:
+    """600 and 600.0 are one setting: the same value, type and hash."""
+    import pipeline.config.tracking_sections  # noqa: F401 - registers [mlflow]
+
+    as_int, as_float = (parse_config({**BASE, "mlflow": {"check_timeout": v}}) for v in (5, 5.0))
+    assert type(as_int.sections["mlflow"].check_timeout) is float
+    assert as_int.to_dict() == as_float.to_dict() and as_int.config_hash() == as_float.config_hash()
+    with pytest.raises(ConfigError, match=r"x\.toml: mlflow\.check_timeout = 1000.*: must be a finite"):
+        parse_config({**BASE, "mlflow": {"check_timeout": 10**400}}, source="x.toml")

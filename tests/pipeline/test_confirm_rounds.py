@@ -1,12 +1,10 @@
 """Confirmation rounds: when a candidate's CI counts as narrow, and when a hopeless one stops.
 
-Both were found in brazilian validated run 3.
-
 A candidate that has not lost a game (or not won one) has a prior-driven rating: every bootstrap
-resample shares its degenerate score, so the CI looks narrow without measuring anything. Run 3
-stopped such a Hard proposal (66 W / 14 D / 0 L) after one round as a "narrow miss" at +2808 +- 19.
-The same run played 1,400 pairs with each of three Hard trials that were 200-400 Elo from the
-target after a few rounds; ``confirm_futility`` stops such a candidate as a miss.
+resample shares its degenerate score, so the CI looks narrow without measuring anything (a Hard
+proposal at 66 W / 14 D / 0 L would stop after one round as a "narrow miss" at +2808 +- 19). A
+candidate 200-400 Elo from its target after a few rounds would play up to confirm_max_pairs; with
+a validation to follow, the futility stop ends it as a miss.
 """
 
 from __future__ import annotations
@@ -33,7 +31,9 @@ CANDIDATE = "hard-t9002"
 def _section(**changes: Any) -> Any:
     section = calibrate_section(load_job_config(str(REPO / "configs" / "runs" / "tiny.toml"), JobOptions()))
     assert section is not None
-    settings = {"hard_target": 2200.0, "confirm_step_pairs": 40, "confirm_half_width": 35.0,
+    levels = tuple(dataclasses.replace(level, target=2200.0) if level.name == "hard" else level
+                   for level in section.levels)
+    settings = {"levels": levels, "confirm_step_pairs": 40, "confirm_half_width": 35.0,
                 "confirm_max_pairs": 1400, "confirm_bootstrap": 200, "tolerance": 15.0,
                 "confirm_validate": False}
     return dataclasses.replace(section, **{**settings, **changes})
@@ -85,7 +85,7 @@ def _mixed(seed: int, win: float = 0.82, draw: float = 0.12) -> Callable[[int], 
 
 
 def test_a_round_without_a_loss_is_not_a_measurement() -> None:
-    """66 W / 14 D / 0 L first (run 3's round), then ordinary rounds: confirmation goes on."""
+    """66 W / 14 D / 0 L first, then ordinary rounds: confirmation goes on."""
     mixed = _mixed(1)
     ctx = _FakeContext(lambda r: [1.0] * 66 + [0.5] * 14 if r == 0 else mixed(r))
     result = _confirm(ctx)
@@ -122,14 +122,13 @@ def test_a_hopeless_candidate_stops_early_when_a_validation_follows() -> None:
     assert early["pairs_per_opponent"] < full["pairs_per_opponent"]
 
 
-def test_no_futility_stop_when_switched_off_or_in_a_validation() -> None:
-    """confirm_futility = 0 is the recorded runs' rule; a validation's numbers are reported, so it
-    never stops early (nor does a confirmation without one: the first test's ``full``)."""
+def test_no_futility_stop_in_a_validation() -> None:
+    """A validation's numbers are reported, so it never stops early (nor does a confirmation
+    without a validation to follow: the first test's ``full``)."""
     full = _confirm(_FakeContext(_far(3)))
-    for kwargs in ({"confirm_futility": 0.0}, {"validate": True}):
-        result = _confirm(_FakeContext(_far(3)), confirm_validate=True, **kwargs)
-        assert not result["futile"] and result["narrow"]
-        assert result["pairs_per_opponent"] == full["pairs_per_opponent"]
+    result = _confirm(_FakeContext(_far(3)), confirm_validate=True, validate=True)
+    assert not result["futile"] and result["narrow"]
+    assert result["pairs_per_opponent"] == full["pairs_per_opponent"]
 
 
 def test_a_candidate_near_its_target_is_never_futile() -> None:
@@ -176,6 +175,3 @@ def test_a_confirmation_that_only_replays_stops() -> None:
     stopped = _confirm(_ReplayContext(), confirm_half_width=20.0)
     assert stopped["saturated"] and stopped["rounds"] == 3 and stopped["distinct_games"] == 160
     assert not stopped["narrow"] and not stopped["hit"]
-    legacy = _confirm(_ReplayContext(), confirm_half_width=20.0, confirm_max_pairs=400,
-                      confirm_replay_stop=False)
-    assert not legacy["saturated"] and legacy["rounds"] == 10 and legacy["distinct_games"] == 160

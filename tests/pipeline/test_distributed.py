@@ -104,14 +104,15 @@ def test_sigkilled_worker_is_retried_without_loss_or_duplicates(
 
 def test_sigkilled_worker_during_tuning_changes_nothing(ray_session: RayExecutor, tmp_path: Path) -> None:
     """Kill a Ray worker mid-study: same trials, same scores, same SPRT decision and Elo."""
-    from pipeline.config.job_sections import TuneSection
+    from pipeline.config.job_sections import TuneSection, read_weight_ranges
     from pipeline.games.openings import load_deck
     from pipeline.games.stage import StageContext
     from pipeline.tracking.mlflow_log import NullTracker
     from pipeline.tuning.studies import open_study
     from pipeline.tuning.weights import run_tune
 
-    section = TuneSection(weights="advance=0:10, back_rank=4, center_king", pairs=2, step_pairs=1,
+    weights = read_weight_ranges({"advance": [0, 10], "back_rank": 4, "center_king": [-50, 50]})
+    section = TuneSection(weights=weights, pairs=2, step_pairs=1,
                           max_depth=1, node_budget=500, sprt_step_pairs=1, sprt_max_pairs=3,
                           sprt_min_pairs=1)
     deck = tuple(load_deck("english"))

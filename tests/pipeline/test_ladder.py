@@ -37,7 +37,7 @@ def synthetic_table(seed: int = 1, pairs: int = 60) -> pa.Table:
 
 
 def test_anchors_and_pairings() -> None:
-    section = LadderSection(depths="1,2,4", bridges="0.5,0.25")
+    section = LadderSection(depths=(1, 2, 4), bridges=(0.5, 0.25))
     found = anchors("english", section)
     assert [a.name for a in found] == ["random", "d1r50", "d1r25", "d1", "d2", "d4"]
     assert found[0].spec == "random" and all(a.spec.startswith(f"inline:{a.name}:") for a in found[1:])
@@ -77,15 +77,15 @@ def test_fit_on_synthetic_games_recovers_the_ladder(tmp_path: Path) -> None:
 
 
 def test_ladder_hash_ignores_where_it_is_stored() -> None:
-    a = LadderSection(depths="1,2")
-    stored_elsewhere = LadderSection(depths="1,2", path="x.json")
+    a = LadderSection(depths=(1, 2))
+    stored_elsewhere = LadderSection(depths=(1, 2), path="x.json")
     assert ladder_hash("english", 200, a) == ladder_hash("english", 200, stored_elsewhere)
     assert ladder_hash("english", 200, a) != ladder_hash("english", 150, a)
-    assert ladder_hash("english", 200, a) != ladder_hash("english", 200, LadderSection(depths="1,3"))
+    assert ladder_hash("english", 200, a) != ladder_hash("english", 200, LadderSection(depths=(1, 3)))
 
 
 def test_a_stored_ladder_is_reused_and_a_foreign_one_refused(tmp_path: Path) -> None:
-    section = LadderSection(depths="1", bridges="", pairs=1, path=str(tmp_path / "store" / "ladder.json"))
+    section = LadderSection(depths=(1,), bridges=(), pairs=1, path=str(tmp_path / "store" / "ladder.json"))
     names = [Anchor(n, n if n == ANCHOR else f"inline:{n}:{{}}") for n in TRUE]
     stored = fit_ladder("english", names, synthetic_table(pairs=5), ladder_hash("english", 100, section))
     save_ladder(stored, section.path)  # type: ignore[arg-type]

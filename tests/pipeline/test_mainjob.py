@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,13 +44,20 @@ def test_shipped_job_configs_are_valid() -> None:
     [
         ("ladder", "deptsh", "1,2", "unknown key ladder.deptsh"),
         ("ladder", "pairs", "4", "ladder.pairs = '4': expected int"),
-        ("ladder", "bridges", "0.2,0.5", "ladder.bridges = '0.2,0.5'"),
+        ("ladder", "bridges", [0.2, 0.5],
+         "ladder.bridges = [0.2, 0.5]: bridge random-move probabilities must be strictly decreasing"),
+        ("ladder", "depths", "1,2", "ladder.depths = '1,2': expected an array of int, got str"),
+        ("ladder", "depths", [1, True], "ladder.depths[1] = True: expected int, got bool"),
+        ("ladder", "depths", [], "ladder.depths = []: give at least one depth"),
         ("job", "batch_size", 3, "job.batch_size = 3"),
         ("job", "variant", "chess", "job.variant = 'chess'"),
         ("tune", "sampler", "tpe", "unknown key tune.sampler"),
         ("optuna", "pruner", "median", "optuna.pruner = 'median'"),
         ("calibrate", "trials", 0, "calibrate.trials = 0"),
-        ("calibrate", "easy_target", True, "calibrate.easy_target = True: expected float"),
+        ("calibrate", "levels", {"name": "easy"}, "calibrate.levels = {'name': 'easy'}: expected an array of "
+         "tables ([[calibrate.levels]]), got table"),
+        ("calibrate", "easy_target", 600.0, "unknown key calibrate.easy_target"),
+        ("tune", "weights", "advance=0:10", "tune.weights = 'advance=0:10': expected a table of feature"),
         ("calibrate", "chain_from", "expert", "calibrate.chain_from = 'expert': must be '' or one of easy"),
     ],
 )
@@ -65,15 +73,63 @@ def test_bad_keys_are_config_errors_naming_them(section: str, key: str, value: o
     assert needle in str(caught.value)
 
 
+HARD = ('[[calibrate.levels]]\nname = "hard"\ntarget = 900.0\n'
+        "knobs = { max_depth = [2, 3], node_budget = 3000 }\n")
+MEDIUM = 'name = "medium"'
+
+
 @pytest.mark.parametrize(
     ("old", "new", "needle"),
     [
-        ('depths = "1,2"', 'depths = "2,1"', "ladder.depths = '2,1': depths must be strictly increasing"),
-        ('weights = "advance=0:10', 'weights = "bogus, advance=0:10', "tune.weights = 'bogus"),
-        ('weights = "advance=0:10', 'weights = "advance=0:100', "leaves the declared range [-30, 30]"),
-        ('easy_knobs = "max_depth=1,', 'easy_knobs = "max_depth=0:2,', "calibrate.easy_knobs"),
-        ('hard_knobs = "max_depth=2:3', 'hard_knobs = "tt_log2=10:12, max_depth=2:3', "can only be fixed"),
-        ('hard_knobs = "max_depth=2:3', 'hard_knobs = "max_depth=3:2', "is above high"),
+        ("depths = [1, 2]", "depths = [2, 1]", "ladder.depths = [2, 1]: depths must be strictly increasing"),
+        ("depths = [1, 2]", 'depths = [1, "2"]', "ladder.depths[1] = '2': expected int, got str"),
+        ("depths = [1, 2]", "depths = [1, 65]",
+         "ladder.depths = [1, 65]: depths must be strictly increasing within 1..64"),
+        ("bridges = [0.5]", "bridges = [1.0]", "ladder.bridges = [1.0]: bridge random-move probabilities"),
+        # [tune.weights]: unknown feature, outside its declared range, wrong type, not a pair
+        ("advance = [0, 10]", "bogus = [0, 10]",
+         "tune.weights.bogus = [0, 10]: unknown feature; known: man, king"),
+        ("advance = [0, 10]", "advance = [0, 100]",
+         "tune.weights.advance[1] = 100: leaves the declared range [-30, 30]"),
+        ("advance = [0, 10]", "advance = [10, 0]", "tune.weights.advance = [10, 0]: low must be below high"),
+        ("advance = [0, 10]", 'advance = "0:10"', "tune.weights.advance = '0:10': expected float, got str"),
+        ("advance = [0, 10]", "advance = [0, 5, 10]",
+         "tune.weights.advance = [0, 5, 10]: a searched range is a [low, high] pair, got 3 values"),
+        ("advance = [0, 10]", "advance = { low = 0 }",
+         "tune.weights.advance = {'low': 0}: expected a [low, high] pair or one value, got table"),
+        # a level's knobs: unknown, outside the declared range, wrong type, a range on a fixed-only knob
+        ("knobs = { max_depth = [2, 3]", "knobs = { depth = 3, max_depth = [2, 3]",
+         "calibrate.levels[2].knobs.depth = 3: unknown knob; known: max_depth, node_budget"),
+        ("knobs = { max_depth = 1,", "knobs = { max_depth = 0,",
+         "calibrate.levels[0].knobs.max_depth = 0: leaves the declared range [1, 64]"),
+        ("knobs = { max_depth = 1,", "knobs = { max_depth = 1.5,",
+         "calibrate.levels[0].knobs.max_depth = 1.5: expected int, got float"),
+        ("knobs = { max_depth = 1,", "knobs = { quiescence = 1, max_depth = 1,",
+         "calibrate.levels[0].knobs.quiescence = 1: expected true or false, got int"),
+        ("knobs = { max_depth = [2, 3]", "knobs = { tt_log2 = [10, 12], max_depth = [2, 3]",
+         "calibrate.levels[2].knobs.tt_log2 = [10, 12]: tt_log2 can only be fixed (one value), not searched"),
+        ("knobs = { max_depth = [2, 3]", "knobs = { max_depth = [3, 2]",
+         "calibrate.levels[2].knobs.max_depth = [3, 2]: low must be below high (one value fixes it)"),
+        ("knobs = { max_depth = [2, 3], node_budget = 3000 }", "knobs = {}",
+         "calibrate.levels[2].knobs = {}: give at least one knob"),
+        # the levels: duplicate, order, missing target, unknown key, targets in order, all three
+        (MEDIUM, 'name = "easy"', "calibrate.levels[1].name = 'easy': level 'easy' is given twice"),
+        (MEDIUM, 'name = "hard"',
+         "calibrate.levels[1].name = 'hard': the levels are easy, medium, hard in that order: entry 1 must "
+         "be 'medium'"),
+        (MEDIUM, 'name = "expert"', "calibrate.levels[1].name = 'expert': must be one of easy, medium"),
+        (MEDIUM + "\n", "", "calibrate.levels[1]: missing required key name"),
+        ("target = 500.0\n", "",
+         "calibrate.levels[1]: missing required key target (the target Elo of medium"),
+        ("target = 500.0", "target = 500.0\ntagret = 1.0",
+         "calibrate.levels[1].tagret = 1.0: unknown key; a level has name, target, knobs"),
+        ("target = 500.0", 'target = "500"', "calibrate.levels[1].target = '500': expected float, got str"),
+        ("target = 900.0", "target = 400.0",
+         "calibrate.levels[2].target = 400.0: targets must increase easy < medium < hard (medium is 500)"),
+        ("target = 900.0", "target = 9000.0",
+         "calibrate.levels[2].target = 9000.0: must be in [-5000, 5000]"),
+        (HARD, "", "calibrate.levels: missing level 'hard': give easy, medium, hard, in that order"),
+        (HARD, HARD + HARD, "calibrate.levels[3].name = 'hard': level 'hard' is given twice"),
     ],
 )
 def test_bad_list_values_are_config_errors(tmp_path: Path, old: str, new: str, needle: str) -> None:
@@ -81,14 +137,21 @@ def test_bad_list_values_are_config_errors(tmp_path: Path, old: str, new: str, n
     assert old in text
     with pytest.raises(ConfigError) as caught:
         load_job_config(str(_config(tmp_path, text.replace(old, new, 1))), JobOptions())
+    assert str(caught.value).startswith(str(tmp_path / "job.toml") + ": ")
     assert needle in str(caught.value)
+
+
+def test_levels_are_required(tmp_path: Path) -> None:
+    text = TINY.read_text()
+    start = text.index("[[calibrate.levels]]")
+    with pytest.raises(ConfigError, match=r"missing required key calibrate\.levels \(one \[\[calibrate"):
+        load_job_config(str(_config(tmp_path, text[:start] + text[text.index("[ray]"):])), JobOptions())
 
 
 @pytest.mark.parametrize(
     ("old", "new", "needle"),
     [
         ("step_pairs = 2", "step_pairs = 3", "tune.step_pairs = 3: must be a multiple of job.batch_size / 2"),
-        ("hard_target = 900.0", "hard_target = 400.0", "targets must increase"),
         ("[tune]\n", "[tune]\nsprt_elo1 = -5.0\n", "tune.sprt_elo0 = 0.0 must be below tune.sprt_elo1"),
         ('pin = "d1"', 'pin = "d7"',
          "calibrate.pin = 'd7' is not a ladder anchor; anchors: random, d1r50, d1, d2"),
@@ -120,7 +183,7 @@ def test_validation_and_a_chain_need_confirmation(tmp_path: Path, setting: str, 
 
 def test_bad_input_exits_2_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    bad = _config(tmp_path, TINY.read_text().replace("hard_target = 900.0", "hard_target = 100.0"))
+    bad = _config(tmp_path, TINY.read_text().replace("target = 900.0", "target = 100.0"))
     assert main(["run", str(bad), "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "targets must increase" in err
@@ -242,7 +305,7 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
     out = tmp_path / "out"
     chain = 'chain_from = "medium"\nconfirm_validate = true'
     text = TINY.read_text().replace("confirm_joint_pairs = 2", chain)
-    text = text.replace('hard_knobs = "max_depth=2:3,', 'hard_knobs = "max_depth=2,')  # nothing to search
+    text = text.replace("knobs = { max_depth = [2, 3],", "knobs = { max_depth = 2,")  # hard: all fixed
     config = _config(tmp_path, text)
     code = main(["run", str(config), "--output", str(out), "--tracking-uri", uri, "--no-progress"])
     assert code == 0, capsys.readouterr().out
@@ -396,85 +459,67 @@ def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
     _check_finished_run(folder, uri)
 
 
-def test_a_key_added_later_changes_the_hash_only_when_set(tmp_path: Path) -> None:
-    text = TINY.read_text().replace("confirm_joint_pairs = 2", "confirm_joint_pairs = 0")
-    without = text.replace("confirm_joint_pairs = 0", "")
-    hashes = {load_job_config(str(_config(tmp_path, t)), JobOptions()).config_hash()
-              for t in (text, without)}
-    assert len(hashes) == 1  # at its default it stays out of the hash: old run folders still resume
-    assert load_job_config(str(TINY), JobOptions()).config_hash() not in hashes
-
-
-def test_seed_scheme_defaults_to_two_and_one_keeps_recorded_hashes(tmp_path: Path) -> None:
-    text = TINY.read_text()
-    assert "seed_scheme" not in text
-    with_key = {n: text.replace('variant = "english"', f'variant = "english"\nseed_scheme = {n}', 1)
-                for n in (1, 2)}
-    default = load_job_config(str(_config(tmp_path, text)), JobOptions())
-    one, two = (load_job_config(str(_config(tmp_path, with_key[n])), JobOptions()) for n in (1, 2))
-    assert default.section("job").seed_scheme == 2 and one.section("job").seed_scheme == 1
-    assert default.config_hash() == two.config_hash() != one.config_hash()
-    assert "seed_scheme" not in one.to_dict(hashed_only=True)["job"]  # the legacy value: old ids hold
-    assert one.to_dict()["job"]["seed_scheme"] == 1  # yet the manifest records it
-    bad = text.replace('variant = "english"', 'variant = "english"\nseed_scheme = 3', 1)
-    with pytest.raises(ConfigError, match=r"job.seed_scheme = 3: must be one of 1, 2"):
-        load_job_config(str(_config(tmp_path, bad)), JobOptions())
-
-
 def _calibrate_with(tmp_path: Path, *lines: str) -> Any:
     """The tiny config with ``lines`` added at the top of its [calibrate] section, loaded."""
     text = TINY.read_text().replace("[calibrate]", "\n".join(["[calibrate]", *lines]), 1)
     return load_job_config(str(_config(tmp_path, text)), JobOptions())
 
 
-def test_confirm_futility_defaults_on_and_zero_keeps_recorded_hashes(tmp_path: Path) -> None:
-    assert "confirm_futility" not in TINY.read_text()
+def test_every_hashed_key_is_in_the_hash(tmp_path: Path) -> None:
     default = _calibrate_with(tmp_path)
-    off, on = (_calibrate_with(tmp_path, f"confirm_futility = {v}") for v in ("0", "2.0"))
-    assert default.section("calibrate").confirm_futility == 2.0
-    assert off.section("calibrate").confirm_futility == 0
-    assert default.config_hash() == on.config_hash() != off.config_hash()
-    assert "confirm_futility" not in off.to_dict(hashed_only=True)["calibrate"]
-    with pytest.raises(ConfigError, match=r"calibrate.confirm_futility = -1"):
-        _calibrate_with(tmp_path, "confirm_futility = -1")
-
-
-def test_confirm_bootstrap_unit_defaults_to_openings_and_pair_keeps_recorded_hashes(tmp_path: Path) -> None:
-    from pipeline.ratings import BOOTSTRAP_UNITS
-
-    assert "confirm_bootstrap_unit" not in TINY.read_text()
-    default = _calibrate_with(tmp_path)
-    by_opening, by_pair = (_calibrate_with(tmp_path, f'confirm_bootstrap_unit = "{v}"')
-                           for v in BOOTSTRAP_UNITS)
-    assert default.section("calibrate").confirm_bootstrap_unit == "opening"
-    assert default.config_hash() == by_opening.config_hash() != by_pair.config_hash()
-    assert "confirm_bootstrap_unit" not in by_pair.to_dict(hashed_only=True)["calibrate"]
-    with pytest.raises(ConfigError, match=r"confirm_bootstrap_unit = 'game': must be one of opening, pair"):
-        _calibrate_with(tmp_path, 'confirm_bootstrap_unit = "game"')
-
-
-def test_validate_half_width_is_out_of_recorded_hashes_and_checked(tmp_path: Path) -> None:
-    default = _calibrate_with(tmp_path)
-    zero, set_ = (_calibrate_with(tmp_path, f"validate_half_width = {v}") for v in ("0", "35"))
-    assert default.config_hash() == zero.config_hash() != set_.config_hash()
-    assert set_.section("calibrate").validate_half_width == 35.0
+    written = _calibrate_with(tmp_path, "validate_half_width = 0.0")  # the default, written out
+    changed = _calibrate_with(tmp_path, "validate_half_width = 35")
+    assert default.config_hash() == written.config_hash() != changed.config_hash()
+    assert default.to_dict(hashed_only=True)["calibrate"]["validate_half_width"] == 0.0
+    assert changed.section("calibrate").validate_half_width == 35.0
     with pytest.raises(ConfigError, match=r"validate_half_width = 0.5: must be 0 or in \[1, 1000000\]"):
         _calibrate_with(tmp_path, "validate_half_width = 0.5")
 
 
-def test_confirm_replay_stop_defaults_on_and_false_keeps_recorded_hashes(tmp_path: Path) -> None:
-    default = _calibrate_with(tmp_path)
-    off, on = (_calibrate_with(tmp_path, f"confirm_replay_stop = {v}") for v in ("false", "true"))
-    assert default.section("calibrate").confirm_replay_stop
-    assert not off.section("calibrate").confirm_replay_stop
-    assert default.config_hash() == on.config_hash() != off.config_hash()
-    assert "confirm_replay_stop" not in off.to_dict(hashed_only=True)["calibrate"]
+@pytest.mark.parametrize(("section", "line"), [
+    ("calibrate", "confirm_futility = 0"), ("calibrate", 'confirm_bootstrap_unit = "pair"'),
+    ("calibrate", "confirm_replay_stop = false"), ("calibrate", "confirm_skip_clones = false"),
+    ("job", "seed_scheme = 2"),
+])
+def test_keys_of_fixed_behaviour_are_unknown(tmp_path: Path, section: str, line: str) -> None:
+    """The futility stop, the bootstrap over openings, the replay stop, skipping clones and stage
+    seeds are how every run works: no key turns them off."""
+    text = TINY.read_text().replace(f"[{section}]", f"[{section}]\n{line}", 1)
+    with pytest.raises(ConfigError, match=re.escape(f"unknown key {section}.{line.split()[0]} = ")):
+        load_job_config(str(_config(tmp_path, text)), JobOptions())
 
 
-def test_confirm_skip_clones_defaults_on_and_false_keeps_recorded_hashes(tmp_path: Path) -> None:
-    default = _calibrate_with(tmp_path)
-    off = _calibrate_with(tmp_path, "confirm_skip_clones = false")
-    assert default.section("calibrate").confirm_skip_clones
-    assert not off.section("calibrate").confirm_skip_clones
-    assert default.config_hash() != off.config_hash()
-    assert "confirm_skip_clones" not in off.to_dict(hashed_only=True)["calibrate"]
+def test_the_hash_ignores_key_order_and_number_spelling(tmp_path: Path) -> None:
+    """Tables are read in declaration order and a float is a float however it is written, so the
+    same settings give the same hash (and the same search) whatever the file's order."""
+    from pipeline.tuning.weights import search_space
+
+    text = TINY.read_text()
+    base = load_job_config(str(_config(tmp_path, text)), JobOptions())
+    weights = "advance = [0, 10]\nback_rank = [0, 20]\n"
+    shuffled = (text.replace(weights, "back_rank = [0, 20]\nadvance = [0, 10]\n")
+                .replace("{ max_depth = [1, 2], random_move_prob = [0, 0.3], node_budget = 2000 }",
+                         "{ node_budget = 2000, random_move_prob = [0.0, 0.3], max_depth = [1, 2] }")
+                .replace("target = 500.0", "target = 500")
+                .replace("tolerance = 1000.0", "tolerance = 1000"))
+    assert shuffled != text
+    other = load_job_config(str(_config(tmp_path, shuffled)), JobOptions())
+    assert other.config_hash() == base.config_hash() and other.to_dict() == base.to_dict()
+    assert [r.name for r in other.section("calibrate").level("medium").knobs] == [
+        "max_depth", "node_budget", "random_move_prob"]  # engine.params order
+    assert search_space(other.section("tune")) == search_space(base.section("tune"))
+    assert other.replace("run", seed=8).config_hash() != base.config_hash()
+
+
+def test_structured_values_round_trip_through_the_plain_form(tmp_path: Path) -> None:
+    config = load_job_config(str(TINY), JobOptions())
+    plain = config.to_dict()
+    assert plain["ladder"]["depths"] == [1, 2] and plain["ladder"]["bridges"] == [0.5]
+    assert plain["tune"]["weights"] == {"advance": [0.0, 10.0], "back_rank": [0.0, 20.0],
+                                        "center_king": [-50.0, 50.0]}
+    assert plain["calibrate"]["levels"][0] == {
+        "name": "easy", "target": 200.0,
+        "knobs": {"max_depth": 1, "node_budget": 1000, "random_move_prob": [0.3, 0.8]}}
+    again = config.replace("calibrate", trials=3)
+    assert again.section("calibrate").levels == config.section("calibrate").levels
+    assert again.section("tune").weights == config.section("tune").weights

@@ -9,7 +9,14 @@ import pytest
 from pipeline.games.executor import InProcessExecutor
 from pipeline.games.match import BatchSpec, game_seeds, play_batch
 from pipeline.games.openings import load_deck
-from pipeline.games.pairings import BATCH_STRIDE, Pairing, pair_index, plan_pairings, play_pairings, seed_salt
+from pipeline.games.pairings import (
+    BATCH_STRIDE,
+    Pairing,
+    pair_index,
+    plan_pairings,
+    play_pairings,
+    stage_salt,
+)
 from pipeline.games.records import GAMES_SCHEMA, TIMING_COLUMNS
 
 DECK = load_deck("english")
@@ -48,30 +55,27 @@ def _seeds(specs: list[BatchSpec]) -> list[object]:
     return [seeds for spec in specs for seeds in spec.seeds]
 
 
-def test_seed_scheme_two_gives_every_stage_its_own_seeds() -> None:
-    def plan(stage: str, scheme: int) -> list[BatchSpec]:
-        return plan_pairings("run", stage, "english", PAIRINGS, 3, 4, 40, DECK, seed_scheme=scheme)
+def test_stage_seeds_give_every_stage_its_own_seeds() -> None:
+    def plan(stage: str, stage_seeds: bool) -> list[BatchSpec]:
+        return plan_pairings("run", stage, "english", PAIRINGS, 3, 4, 40, DECK, stage_seeds=stage_seeds)
 
-    # scheme 1 (recorded runs): two stages share the seeds of every slot, the flaw scheme 2 removes
-    assert _seeds(plan(CONFIRM, 1)) == _seeds(plan(VALIDATE, 1))
-    default = plan_pairings("run", CONFIRM, "english", PAIRINGS, 3, 4, 40, DECK)
-    assert plan(CONFIRM, 1) == default  # scheme 1 is the library default
-    confirm, validate = plan(CONFIRM, 2), plan(VALIDATE, 2)
-    assert confirm == plan(CONFIRM, 2)  # still a pure function of its inputs
-    every = _seeds(confirm) + _seeds(validate) + _seeds(plan(CONFIRM, 1))
+    # without the stage in the seeds, two stages share the seeds of every slot
+    assert _seeds(plan(CONFIRM, False)) == _seeds(plan(VALIDATE, False))
+    assert plan(CONFIRM, False) == plan_pairings("run", CONFIRM, "english", PAIRINGS, 3, 4, 40, DECK)
+    confirm, validate = plan(CONFIRM, True), plan(VALIDATE, True)
+    assert confirm == plan(CONFIRM, True)  # still a pure function of its inputs
+    every = _seeds(confirm) + _seeds(validate) + _seeds(plan(CONFIRM, False))
     assert len(set(every)) == len(every)
     # only the seeds change: same batches, same openings
-    assert [(s.batch_id, s.openings) for s in confirm] == [(s.batch_id, s.openings) for s in plan(CONFIRM, 1)]
-    with pytest.raises(ValueError, match="unknown seed scheme 3"):
-        plan(CONFIRM, 3)
+    assert [(s.batch_id, s.openings) for s in confirm] == [(s.batch_id, s.openings)
+                                                            for s in plan(CONFIRM, False)]
 
 
-def test_played_games_record_the_scheme_two_seeds(tmp_path: Path) -> None:
+def test_played_games_record_the_stage_seeds(tmp_path: Path) -> None:
     pairing = [Pairing("random", "random", 2)]
     table = play_pairings(InProcessExecutor(), tmp_path, "run", VALIDATE, "english", pairing, 9, 4, 40, DECK,
-                          seed_scheme=2)
-    salt = seed_salt(VALIDATE, 2)
-    assert salt is not None
+                          stage_seeds=True)
+    salt = stage_salt(VALIDATE)
     for row in table.select(["game_id", "game_seed", "white_seed", "black_seed", "a_color"]).to_pylist():
         pairing_index, pair = pair_index(row["game_id"], 4)
         expected = game_seeds(9, pairing_index, pair, row["game_id"] % 2, salt)

@@ -1,4 +1,4 @@
-"""The shipped calibrated profiles: they load, are ordered and point at their experiment."""
+"""The shipped calibrated profiles: they load, are ordered and point at their experiment and run config."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.profile import load_profile
+from engine.profile import Profile, load_profile
 
 REPO = Path(__file__).resolve().parents[2]
 VARIANTS = ("english", "suicide", "brazilian", "russian", "international")
@@ -32,15 +32,40 @@ def test_a_calibrated_profile_loads_and_names_its_experiment(variant: str) -> No
         assert results["levels"][name]["elo"] == pytest.approx(prov.levels[name].elo)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_the_experiment_config_is_the_one_the_profile_came_from(variant: str) -> None:
-    """The write-up's config.toml hashes to the profile's recorded config hash, so the command in the
-    write-up reproduces the shipped run (keys added later, such as seed_scheme = 1, keep the hash)."""
-    import pipeline.config.job_sections  # noqa: F401 - registers the main job's sections
-    from pipeline.config.run_config import load_config
-
+def _experiment(variant: str) -> tuple[Path, Profile]:
     profile = load_profile(REPO / "engine" / "profiles" / f"{variant}.json", variant)
     match = re.search(r"experiments/(\S+?)/", profile.provenance.description)
     assert match
-    config = load_config(REPO / "experiments" / match.group(1) / "config.toml")
-    assert config.config_hash() == profile.provenance.source_config_hash
+    return REPO / "experiments" / match.group(1), profile
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_experiment_records_the_run_the_profile_came_from(variant: str) -> None:
+    """The write-up's results name the run whose config hash the profile records."""
+    folder, profile = _experiment(variant)
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    run_id = Path(results["run"]).name
+    assert profile.provenance.source_config_hash
+    assert run_id.endswith("-" + profile.provenance.source_config_hash[:12])
+    assert (folder / "config.toml").is_file()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_run_config_has_the_shipped_settings(variant: str) -> None:
+    """configs/runs/<variant>.toml calibrates as the shipped run did: same variant, targets and
+    knobs (each fixed knob at the shipped value, each searched range holding it)."""
+    import pipeline.config.job_sections as sections
+    from pipeline.config.run_config import load_config
+    from pipeline.job.validate import validate_job
+
+    folder, _ = _experiment(variant)
+    shipped = json.loads((folder / "results.json").read_text(encoding="utf-8"))["levels"]
+    config = load_config(REPO / "configs" / "runs" / f"{variant}.toml")
+    validate_job(config)
+    assert sections.job(config).variant == variant
+    for level in sections.calibrate_section(config).levels:
+        assert level.target == shipped[level.name]["target"]
+        knobs = shipped[level.name]["knobs"]
+        for r in level.knobs:
+            value = knobs[r.name]
+            assert (value == r.low) if r.fixed else (r.low <= value <= r.high), (level.name, r)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config.job_sections import TuneSection
+from pipeline.config.job_sections import TuneSection, read_weight_ranges
 from pipeline.games.executor import InProcessExecutor
 from pipeline.games.openings import load_deck
 from pipeline.games.players import inline_spec
@@ -16,8 +16,9 @@ from pipeline.tracking.mlflow_log import NullTracker
 from pipeline.tuning.studies import ask_trial, open_study
 from pipeline.tuning.weights import confirm, run_tune, search_space, seed_weights, tuned_weights
 
-SMALL = TuneSection(weights="advance=0:10, back_rank=4, center_king", pairs=2, step_pairs=1, max_depth=1,
-                    node_budget=500, sprt_step_pairs=1, sprt_max_pairs=3, sprt_min_pairs=1)
+WEIGHTS = read_weight_ranges({"advance": [0, 10], "back_rank": 4, "center_king": [-50, 50]})
+SMALL = TuneSection(weights=WEIGHTS, pairs=2, step_pairs=1, max_depth=1, node_budget=500, sprt_step_pairs=1,
+                    sprt_max_pairs=3, sprt_min_pairs=1)
 
 
 def _ctx(tmp_path: Path) -> StageContext:
@@ -91,7 +92,6 @@ def test_texel_fit_recovers_known_weights() -> None:
 
     from engine.features import FEATURE_INDEX, N_FEATURES, default_weights
     from engine.variants import get_variant
-    from pipeline.config.job_sections import parse_weight_ranges
     from pipeline.tuning.texel import fit_texel
 
     rng = np.random.default_rng(3)
@@ -101,7 +101,7 @@ def test_texel_fit_recovers_known_weights() -> None:
     x[:, :2] = rng.integers(-1, 2, size=(60_000, 2))  # material: small, so results are not foregone
     w = np.array([truth[name] for name in sorted(FEATURE_INDEX, key=FEATURE_INDEX.get)])
     y = (rng.random(len(x)) < 1 / (1 + np.exp(-0.004 * (x @ w)))).astype(float)
-    fit = fit_texel(x, y, base, parse_weight_ranges("advance=0:12, tempo=0:10, back_rank=8"))
+    fit = fit_texel(x, y, base, read_weight_ranges({"advance": [0, 12], "tempo": [0, 10], "back_rank": 8}))
     assert fit.weights["advance"] == pytest.approx(8.0, abs=1.5)
     assert fit.weights["tempo"] == pytest.approx(9.0, abs=1.5)
     assert fit.weights["man"] == base["man"] and fit.loss_fit <= fit.loss_seed
