@@ -447,7 +447,7 @@ def _single_jumps(
             if frames[_S_ROW, _S_COUNT] < 0:
                 return needs_search
     if needs_search != ZERO:
-        # drop single jumps recorded before their piece turned out to need the search
+        # drop single jumps noted before their piece turned out to need the search
         n = frames[_S_ROW, _S_COUNT]
         kept = 0
         for i in range(n):

@@ -34,6 +34,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from engine.params import PARAMS
 from pipeline.calibration.chain import Neighbour, rate_against
 from pipeline.calibration.rating import Rating, level_profile, rate_many, rate_on_ladder
 from pipeline.config.job_sections import LEVELS, CalibrateSection
@@ -195,11 +196,15 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     }
 
 
-#: Continuous knobs a missed confirmation may adjust, in this order of preference, with the sign
-#: of their effect on Elo (noise, random moves and temperature weaken; a node budget
-#: strengthens). The budget is stepped on a log scale, where its effect is closer to linear.
-ADJUSTABLE: dict[str, int] = {"noise_sigma": -1, "random_move_prob": -1, "temperature": -1, "node_budget": 1}
-_LOG_SCALE = ("node_budget",)
+#: Continuous knobs a missed confirmation may adjust (searchable floats and log-scale knobs, as
+#: ``engine.params`` declares them), weakening knobs first, with the sign of their effect on Elo.
+#: A log-scale knob (the node budget) is stepped on its log, where its effect is closer to linear.
+ADJUSTABLE: dict[str, int] = {
+    p.name: 1 if p.direction == "stronger" else -1
+    for p in sorted(PARAMS, key=lambda p: p.group != "weakening")
+    if p.tunable and (p.kind == "float" or p.log_scale)
+}
+_LOG_SCALE = tuple(p.name for p in PARAMS if p.log_scale)
 #: A proposal closer than this share of the knob's range to a confirmed point is not worth games.
 MIN_STEP = 0.02
 #: Slot numbers of proposed (not trial) candidates start here.

@@ -396,7 +396,7 @@ def distinct_games(rows: Sequence[Mapping[str, Any]]) -> int | None:
     """How many of a match's games differ (opening, colours or moves); None when the rows do not
     carry moves. Two levels without noise, random moves or temperature replay the same game for
     each repeat of an opening, and every bootstrap over pairs then counts the repeats as new
-    evidence: its CI is about sqrt(games / distinct) too narrow (international, session 5)."""
+    evidence: its CI is about sqrt(games / distinct) too narrow."""
     if not rows or any("moves" not in r or "opening_id" not in r for r in rows):
         return None
     return len({(r["opening_id"], r.get("a_color"), r["moves"]) for r in rows})

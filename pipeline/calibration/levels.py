@@ -77,9 +77,6 @@ def knob_space(ranges: Sequence[Range]) -> tuple[list[Any], dict[str, Any]]:
     return space, fixed
 
 
-#: Knobs whose HIGH end is the strong one (more search); every other searched knob (noise,
-#: random moves, temperature, ...) is strongest at its low end.
-_STRONG_HIGH = ("node_budget", "max_depth")
 #: Pure-depth trials enqueued at the start of a level's study, at most.
 MAX_DEPTH_SEEDS = 4
 
@@ -97,7 +94,7 @@ def depth_seed_points(space: Sequence[Any]) -> list[dict[str, Any]]:
     strongest: dict[str, Any] = {}
     for p in space:
         if p.kind in ("int", "float"):
-            value = p.high if p.name in _STRONG_HIGH else p.low
+            value = p.high if PARAM_INDEX[p.name].direction == "stronger" else p.low  # declared
             strongest[p.name] = int(value) if p.kind == "int" else float(value)
     depths = range(int(depth.low), int(depth.high) + 1)[:MAX_DEPTH_SEEDS]
     return [{**strongest, "max_depth": d} for d in depths]

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import pipeline.config.tracking_sections  # noqa: F401 - registers [mlflow] and [optuna]
 from engine.features import FEATURES
-from engine.params import PARAM_INDEX
+from engine.params import PARAM_INDEX, PARAMS, tunable_knobs
 from pipeline.config.run_config import (
     ConfigError,
     RunConfig,
@@ -44,15 +44,10 @@ from pipeline.config.run_config import (
 )
 
 LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
-#: knobs a calibration may set (tt_log2 is memory, not strength; quiescence is on or off: both
-#: can only be fixed)
-CALIBRATION_KNOBS: tuple[str, ...] = (
-    "max_depth", "node_budget", "quiescence", "tt_log2", "noise_sigma", "random_move_prob", "top_k",
-    "temperature",
-)
-SEARCHABLE_KNOBS: tuple[str, ...] = (
-    "max_depth", "node_budget", "noise_sigma", "random_move_prob", "top_k", "temperature",
-)
+#: knobs a calibration may set, and those it may search (the others, such as tt_log2 and
+#: quiescence, can only be fixed), as ``engine.params`` declares them
+CALIBRATION_KNOBS: tuple[str, ...] = tuple(p.name for p in PARAMS)
+SEARCHABLE_KNOBS: tuple[str, ...] = tunable_knobs()
 #: the range of a level's target Elo (random = 0)
 TARGET_RANGE = (-5000.0, 5000.0)
 

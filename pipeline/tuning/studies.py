@@ -179,11 +179,6 @@ class ParamSpec:
         return trial.suggest_categorical(self.name, list(self.choices))
 
 
-def _auto_log(low: float, high: float) -> bool:
-    """Log scale for positive ranges spanning three decades or more (e.g. node_budget)."""
-    return low > 0 and high / low >= 1000
-
-
 def space_from_engine(
     knobs: Iterable[str] | None = None,
     weights: Iterable[str] | None = None,
@@ -195,7 +190,7 @@ def space_from_engine(
 
     ``knobs`` / ``weights``: names to tune (None: all; empty: none). Weights are named
     ``weight.<feature>``. ``ranges`` narrows a dimension (within its declared range); ``log``
-    lists the dimensions on a log scale (default: positive ranges of >= 3 decades)."""
+    lists the dimensions on a log scale (default: the knobs ``engine.params`` declares log-scale)."""
 
     ranges = dict(ranges or {})
     log_set = set(log) if log is not None else None
@@ -224,7 +219,8 @@ def space_from_engine(
         lo, hi = ranges.get(name, (low, high))
         if not low <= lo <= hi <= high:
             raise StudyError(f"range {name} = [{lo}, {hi}] is outside its declared range [{low}, {high}]")
-        on_log = _auto_log(lo, hi) if log_set is None else name in log_set
+        declared_log = name in by_knob and by_knob[name].log_scale
+        on_log = declared_log if log_set is None else name in log_set
         space.append(ParamSpec(name, kind, float(lo), float(hi), log=on_log))
     return space
 
