@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.errors import FenError
+from engine.errors import FenError, quote
 from engine.fen import format_fen, parse_fen
 from engine.geometry import geometry
 from engine.position import Position
@@ -122,7 +122,7 @@ def check_fen(variant: Variant, text: str) -> Position | None:
         try:
             position = parse_fen(variant, text)
         except FenError as err:
-            assert repr(text) in str(err), f"FenError does not quote the input: {err}"
+            assert quote(text) in str(err), f"FenError does not quote the input: {err}"
             outcome("rejected", type(err).__name__)
             return None
         except Exception as err:

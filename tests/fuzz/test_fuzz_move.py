@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.board import Board
-from engine.errors import MoveError
+from engine.errors import MoveError, quote
 from engine.move import Move, format_move, parse_move, split_move_text
 from engine.variants import VARIANTS, Variant
 from tests.fuzz.conftest import (
@@ -85,7 +85,7 @@ def check_move(board: Board, text: str) -> Move | None:
         try:
             split = split_move_text(variant, text)
         except MoveError as err:
-            assert repr(text) in str(err), f"MoveError does not quote the text: {err}"
+            assert quote(text) in str(err), f"MoveError does not quote the text: {err}"
             split = None
         except Exception as err:
             if tolerate(err, "int-digits"):
@@ -94,7 +94,7 @@ def check_move(board: Board, text: str) -> Move | None:
         try:
             move = parse_move(variant, text, legal, board.position)
         except MoveError as err:
-            assert repr(text) in str(err), f"MoveError does not quote the text: {err}"
+            assert quote(text) in str(err), f"MoveError does not quote the text: {err}"
             outcome("rejected", str(err).split(" ", 1)[0])
             return None
         except Exception as err:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from engine.profile import LevelProfile
+from engine.variants import get_variant
 from pipeline.games.storage import read_games
 
 from .conftest import REPO
@@ -26,9 +29,14 @@ def test_two_node_loopback_cluster(tmp_path: Path) -> None:
     try:
         cluster.start()
         config = tmp_path / "cluster.toml"
+        # tasks are sized by declared work: a 20k-node searcher against random gives 80 games
+        # several tasks (about 30 estimated CPU-seconds), so both nodes get some
+        level = LevelProfile.from_knobs(get_variant("english"), "budget", None,
+                                        {"max_depth": 64, "node_budget": 20_000})
+        spec = "inline:budget:" + json.dumps(level.to_json(), separators=(",", ":"))
         config.write_text(
             '[run]\nname = "cluster"\nseed = 5\n'
-            '[selfplay]\nvariant = "english"\nplayer_a = "random"\nplayer_b = "random"\n'
+            f"[selfplay]\nvariant = \"english\"\nplayer_a = '{spec}'\nplayer_b = \"random\"\n"
             "games = 80\nbatch_size = 10\nmax_in_flight = 4\n"
         )
         env = {**cluster.env, "RAY_ADDRESS": cluster.address}

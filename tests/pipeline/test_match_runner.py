@@ -45,7 +45,7 @@ def test_a_game_is_the_same_in_batches_of_1_7_and_64_pairs(tmp_path: Path) -> No
     by_size = {}
     for pairs in (1, 7, 64):
         table = play_pairings(InProcessExecutor(), tmp_path / str(pairs), "run", "stage", "english", pairing,
-                              3, 2 * pairs, 60, deck, seed_scheme=2)
+                              3, 2 * pairs, 60, deck, stage_seeds=True)
         by_size[pairs] = {(pair_index(r["game_id"], 2 * pairs), r["game_in_pair"]): r
                           for r in _rows(table, ())}
     keys = set(by_size[1])
