@@ -122,7 +122,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _levelcheck_args(p: argparse.ArgumentParser) -> None:
-    # defaults mirror pipeline.calibration.levelcheck.LevelCheckSettings (a test keeps them equal)
+    # defaults mirror pipeline.calibration.levelcheck_results.LevelCheckSettings (a test keeps them equal)
     p.add_argument("profile", metavar="PROFILE.json", help="profile file to check (its variant is used)")
     p.add_argument("--output", required=True, metavar="DIR", help="folder for the games and the results")
     p.add_argument("--baseline", metavar="BASELINE.json", help="also play every level against this profile's")
@@ -141,8 +141,8 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
                    help="positions scored per level at most, sampled deterministically (default 2000)")
     p.add_argument("--bootstrap-unit", choices=("opening", "pair"), default="opening",
                    help="what the gap's bootstrap CI resamples: every game of one opening together, or "
-                        "each colour-swapped pair (the unit before session 6; too narrow when two noiseless "
-                        "levels replay each opening's games) (default opening)")
+                        "each colour-swapped pair (too narrow when two noiseless levels replay each "
+                        "opening's games) (default opening)")
     p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
     p.add_argument("--address", help="Ray cluster address (default RAY_ADDRESS or a private local Ray)")
     p.add_argument("--claimed-from", metavar="PROFILE-ELO",
@@ -152,15 +152,11 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
 @command("levelcheck", "check a profile on fresh games: adjacent level gaps vs claimed, baseline, "
          "blunder rate, nodes per move", _levelcheck_args)
 def _levelcheck(args: argparse.Namespace) -> int:
-    from pipeline.calibration.levelcheck import (  # heavy, see docstring
-        LevelCheckSettings,
-        markdown,
-        run_levelcheck,
-    )
-
+    from pipeline.calibration.levelcheck import markdown, run_levelcheck  # heavy, see docstring
+    from pipeline.calibration.levelcheck_results import LevelCheckSettings
 
     settings = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
     result = run_levelcheck(settings)
     sys.stderr.write(markdown(result))
-    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result['files'])})")
+    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result.files)})")
     return EXIT_OK

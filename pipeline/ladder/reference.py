@@ -7,7 +7,7 @@ gap between them would rest on the fit's prior alone) and noiseless fixed-depth 
 anchor plays the next ``reach`` stronger ones (adjacent and skip-one by default) for N pairs;
 :func:`pipeline.ratings.fit_elo` rates them all with random = 0.
 
-``ladder.json`` keeps the anchors (spec, Elo, CI, games, score), the games as first-mover
+``ladder.json`` keeps the anchors (spec and rating: Elo, CI, games, score), the games as first-mover
 W/D/L counts per pairing (all the Davidson fit needs, so later stages can refit the ladder
 together with new games without its Parquet files), the fit's notes and a *ladder hash* of
 everything that defines the ladder (variant, ply cap, anchors, pairs, reach, engine version:
@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from pipeline.games.openings import Opening
 from pipeline.games.pairings import LEGACY_SEED_SCHEME, Pairing, ProgressFn, play_pairings
 from pipeline.games.players import inline_spec
 from pipeline.games.storage import write_json
-from pipeline.ratings import GameResults, RatingTable, fit_elo, games_from_color_table
+from pipeline.jsonrecord import Fields, RecordError
+from pipeline.ratings import GameResults, Rating, RatingTable, fit_elo, games_from_color_table
 
 LADDER_SCHEMA = 1
 ANCHOR = "random"
@@ -55,17 +56,27 @@ class Anchor:
 
 
 @dataclass(frozen=True)
-class AnchorRating:
-    """An anchor with its rating on the ladder."""
+class RatedAnchor:
+    """An anchor's player spec and its rating on the ladder (the rating names the player)."""
 
-    name: str
     spec: str
-    elo: float
-    ci_low: float
-    ci_high: float
-    games: int
-    score: float
-    prior_driven: bool
+    rating: Rating
+
+    @property
+    def name(self) -> str:
+        return self.rating.player
+
+    @property
+    def elo(self) -> float:
+        return self.rating.elo
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec, "rating": self.rating.to_json()}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "anchor") -> RatedAnchor:
+        f = Fields(data, where, ("spec", "rating"))
+        return cls(f.text("spec"), f.record("rating", Rating.from_json))
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,7 @@ class Ladder:
 
     variant: str
     ladder_hash: str
-    anchors: tuple[AnchorRating, ...]  # ladder order, weakest first
+    anchors: tuple[RatedAnchor, ...]  # ladder order, weakest first
     results: tuple[tuple[str, str, int, int, int], ...]  # (first, second, wins, draws, losses of first)
     notes: tuple[str, ...]
     draw_nu: float
@@ -85,7 +96,7 @@ class Ladder:
     def n_games(self) -> int:
         return sum(w + d + n for _, _, w, d, n in self.results)
 
-    def anchor(self, name: str) -> AnchorRating:
+    def anchor(self, name: str) -> RatedAnchor:
         for a in self.anchors:
             if a.name == name:
                 return a
@@ -103,7 +114,7 @@ class Ladder:
                 result += [score] * count
         return GameResults.from_arrays(first, second, result)
 
-    def bracket(self, target: float) -> tuple[AnchorRating, AnchorRating]:
+    def bracket(self, target: float) -> tuple[RatedAnchor, RatedAnchor]:
         """The two anchors nearest ``target``: the closest below and above it when both exist."""
         ordered = sorted(self.anchors, key=lambda a: a.elo)
         below = [a for a in ordered if a.elo <= target]
@@ -122,7 +133,7 @@ class Ladder:
             "engine_version": self.engine_version,
             "anchor": ANCHOR,
             "games": self.n_games,
-            "anchors": [asdict(a) for a in self.anchors],
+            "anchors": [a.to_json() for a in self.anchors],
             "results": [{"first": a, "second": b, "wins": w, "draws": d, "losses": n}
                         for a, b, w, d, n in self.results],
             "draw_nu": self.draw_nu,
@@ -138,7 +149,8 @@ class Ladder:
                                   f"expected {LADDER_SCHEMA}")
             return cls(
                 variant=str(data["variant"]), ladder_hash=str(data["ladder_hash"]),
-                anchors=tuple(AnchorRating(**a) for a in data["anchors"]),
+                anchors=tuple(RatedAnchor.from_json(a, f"{source}: anchors[{i}]")
+                              for i, a in enumerate(data["anchors"])),
                 results=tuple((r["first"], r["second"], int(r["wins"]), int(r["draws"]), int(r["losses"]))
                               for r in data["results"]),
                 notes=tuple(data["notes"]), draw_nu=float(data["draw_nu"]),
@@ -148,6 +160,8 @@ class Ladder:
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, LadderError):
                 raise
+            if isinstance(err, RecordError):
+                raise LadderError(str(err)) from None
             raise LadderError(f"{source}: not a ladder file ({type(err).__name__}: {err})") from None
 
 
@@ -207,9 +221,7 @@ def fit_ladder(variant: str, ladder_anchors: Sequence[Anchor], table: pa.Table, 
     fit: RatingTable = fit_elo(games, ANCHOR, 0.0)
     rated = []
     for a in ladder_anchors:
-        r = fit[a.name]
-        rated.append(AnchorRating(a.name, a.spec, r.elo, r.ci_low, r.ci_high, r.games, r.score,
-                                  r.prior_driven))
+        rated.append(RatedAnchor(a.spec, fit[a.name]))
     return Ladder(
         variant=variant, ladder_hash=hash_, anchors=tuple(rated), results=first_mover_counts(games),
         notes=fit.notes, draw_nu=fit.draw_nu.value, first_move_advantage=fit.first_move_advantage.value,
@@ -281,7 +293,8 @@ def ensure_ladder(
 
 def ladder_summary(ladder: Ladder) -> str:
     """One line: each anchor's Elo and CI."""
-    parts = [f"{a.name} {a.elo:+.0f} [{a.ci_low:+.0f}, {a.ci_high:+.0f}]" for a in ladder.anchors]
+    parts = [f"{a.name} {a.elo:+.0f} [{a.rating.ci_low:+.0f}, {a.rating.ci_high:+.0f}]"
+             for a in ladder.anchors]
     return f"ladder ({ladder.n_games} games): " + ", ".join(parts)
 
 
