@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.games import GamePlayer
+from engine.variants import get_variant
 from pipeline.games.match import BatchSpec, part_of
 from pipeline.games.players import resolve_player
 
@@ -39,8 +40,6 @@ def nodes_per_move(player: GamePlayer) -> float:
 
 def game_seconds(spec: BatchSpec) -> float:
     """Estimated CPU seconds of one game of ``spec`` (both sides)."""
-    from engine.variants import get_variant
-
     size = get_variant(spec.variant).board_size
     plies = min(spec.ply_cap, EXPECTED_PLIES)
     a = resolve_player(spec.player_a, spec.variant).game_player
