@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from engine.cli import EXIT_OK, Command, add_fen_argument, add_variant_argument, register
 from engine.errors import MoveError
 from engine.params import describe_knobs
-from engine.profile import LEVEL_NAMES, LevelProfile, load_profile, shipped_profile
+from engine.profile import LEVEL_NAMES, LevelProfile, load_profile, shipped_profile_path
 from engine.variants import Color, Variant, get_variant
 
 if TYPE_CHECKING:
@@ -28,10 +28,29 @@ PIECE_POINTS = 100
 MOVE_POINTS = 10
 
 
-def load_cli_level(variant: Variant, level: str, profile_path: str | None) -> LevelProfile:
+@dataclasses.dataclass(frozen=True)
+class LoadedLevel:
+    """A level and the profile file it came from, so every verb can say what it plays."""
+
+    level: LevelProfile
+    path: str  # the file read (absolute for the shipped profile, as given for --profile)
+    profile_hash: str  # Profile.profile_hash of the whole file
+
+    def describe(self) -> str:
+        """One line a user reads before the game or move: which file, which hash, which level."""
+        return f"profile {self.path} (hash {self.profile_hash}), level {self.level.level}"
+
+    def to_json(self) -> dict[str, str]:
+        """The keys ``--json`` output carries about the loaded profile."""
+        return {"profile_file": self.path, "profile_file_hash": self.profile_hash,
+                "profile_hash": self.level.profile_hash()}
+
+
+def load_cli_level(variant: Variant, level: str, profile_path: str | None) -> LoadedLevel:
     """The level named on the command line, from ``--profile FILE`` or the shipped profile."""
-    profile = shipped_profile(variant) if profile_path is None else load_profile(profile_path, variant)
-    return profile.level(level)
+    path = str(shipped_profile_path(variant)) if profile_path is None else profile_path
+    profile = load_profile(path, variant)
+    return LoadedLevel(profile.level(level), path, profile.profile_hash())
 
 
 def _level_arguments(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -58,8 +77,8 @@ def _run_bestmove(args: argparse.Namespace) -> int:
 
     variant = get_variant(args.variant)
     board = Board(variant, args.fen)
-    level = load_cli_level(variant, args.level, args.profile)
-    chosen = Player(level, seed=args.seed).choose_move(board)
+    loaded = load_cli_level(variant, args.level, args.profile)
+    chosen = Player(loaded.level, seed=args.seed).choose_move(board)
     report: dict[str, Any] = {
         "variant": variant.name,
         "fen": board.fen(),
@@ -72,7 +91,7 @@ def _run_bestmove(args: argparse.Namespace) -> int:
         "pv": [m.pdn for m in chosen.pv],
         "random": chosen.random,
         "seed": args.seed,
-        "profile_hash": level.profile_hash(),
+        **loaded.to_json(),
     }
     if args.json:
         print(json.dumps(report))
@@ -80,6 +99,7 @@ def _run_bestmove(args: argparse.Namespace) -> int:
         score = "none" if chosen.score is None else str(chosen.score)
         print(f"bestmove {chosen.move.pdn} score {score} depth {chosen.depth} nodes {chosen.nodes} "
               f"seconds {chosen.seconds:.3f} random {str(chosen.random).lower()} pv {' '.join(report['pv'])}")
+        print(loaded.describe())
     return EXIT_OK
 
 
@@ -239,9 +259,11 @@ def _run_play(args: argparse.Namespace) -> int:
 
     variant = get_variant(args.variant)
     board = Board(variant, args.fen)
-    level = load_cli_level(variant, args.level, args.profile)
+    loaded = load_cli_level(variant, args.level, args.profile)
+    level = loaded.level
     human = variant.first_player if args.color is None else Color[args.color.upper()]
     computer, hinter = Player(level, seed=args.seed), Player(level.unweakened(), seed=args.seed)
+    print(loaded.describe(), flush=True)
     game = TerminalGame(board, computer, hinter, human, args.level, sys.stdin, sys.stdout)
     return game.run()
 

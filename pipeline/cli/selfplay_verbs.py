@@ -105,9 +105,9 @@ def _match(args: argparse.Namespace) -> int:
     # heavy, see docstring
     from pipeline.config.run_config import parse_config
     from pipeline.games.executor import RayOptions, make_executor
+    from pipeline.games.players import player_source
     from pipeline.games.selfplay import plan_batches, preflight
     from pipeline.ratings import pentanomial_counts, pentanomial_stats
-
 
     config = parse_config(
         {
@@ -120,6 +120,8 @@ def _match(args: argparse.Namespace) -> int:
         source="command line",
     )
     preflight(config)  # bad players fail before any planning
+    variant = config.selfplay.variant
+    sources = {side: player_source(spec, variant) for side, spec in (("a", args.a), ("b", args.b))}
     specs = plan_batches(config)
     executor = make_executor(in_process=not args.ray, options=RayOptions())
     rows: list[dict[str, Any]] = []
@@ -146,6 +148,7 @@ def _match(args: argparse.Namespace) -> int:
         # search nodes of both sides (as engine bench counts them) and the games' CPU seconds
         "nodes": sum(r["white_nodes"] + r["black_nodes"] for r in rows),
         "cpu_seconds": sum(r["white_seconds"] + r["black_seconds"] for r in rows),
+        "players": {side: source.to_json() for side, source in sources.items()},
     }
     if args.json:
         print(json.dumps(report, allow_nan=False))
@@ -156,4 +159,6 @@ def _match(args: argparse.Namespace) -> int:
             f"Elo {stats.elo:+.0f} [{stats.elo_ci_low:+.0f}, {stats.elo_ci_high:+.0f}] (95 %), "
             f"LOS {stats.los:.1%}, pairs 0/0.5/1/1.5/2: {'/'.join(str(c) for c in counts)}"
         )
+        for side, source in sources.items():
+            print(f"  {side.upper()}: {source.describe()}")
     return EXIT_OK

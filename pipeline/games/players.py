@@ -198,6 +198,39 @@ def resolve_player(spec: str, variant: str) -> ResolvedPlayer:
     return ResolvedPlayer(parsed, parsed.player_id, _profile_hash(level), GamePlayer.from_level(level))
 
 
+@dataclass(frozen=True)
+class PlayerSource:
+    """Where a spec's level comes from, so a verb can say what it plays (file, hashes)."""
+
+    spec: str
+    profile_file: str | None  # the profile file read; None for random and inline players
+    profile_file_hash: str | None  # engine Profile.profile_hash of that file
+    profile_hash: str  # the level's own hash, as the game records carry it
+
+    def describe(self) -> str:
+        """One line: which file and level (or that the player needs none)."""
+        if self.profile_file is None:
+            return f"{self.spec} (no profile file, level hash {self.profile_hash})"
+        return (f"{self.spec} = profile {self.profile_file} (hash {self.profile_file_hash}), "
+                f"level hash {self.profile_hash}")
+
+    def to_json(self) -> dict[str, str | None]:
+        """The same facts as ``--json`` output carries them."""
+        return {"spec": self.spec, "profile_file": self.profile_file,
+                "profile_file_hash": self.profile_file_hash, "profile_hash": self.profile_hash}
+
+
+def player_source(spec: str, variant: str) -> PlayerSource:
+    """The profile file (absolute for the shipped one) and hashes behind a player spec."""
+    resolved = resolve_player(spec, variant)
+    parsed = resolved.spec
+    if parsed.kind in ("random", "inline"):
+        return PlayerSource(resolved.player_id, None, None, resolved.profile_hash)
+    path = str(engine_profile.shipped_profile_path(variant)) if parsed.path is None else parsed.path
+    whole = engine_profile.load_profile(path, variant)
+    return PlayerSource(resolved.player_id, path, whole.profile_hash(), resolved.profile_hash)
+
+
 def _level_of(spec: PlayerSpec, variant: str) -> Any:
     """The engine level a non-random spec names (shipped profile, file or inline)."""
     if spec.kind == "inline":

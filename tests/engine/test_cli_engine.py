@@ -15,7 +15,7 @@ from engine.board import Board, Outcome, Termination
 from engine.cli import main
 from engine.cli_engine import TerminalGame, draw_board, game_score
 from engine.player import Player
-from engine.profile import shipped_profile
+from engine.profile import load_profile, shipped_profile, shipped_profile_path
 from engine.variants import Color
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,6 +38,8 @@ def test_bestmove_json_subprocess() -> None:
     assert report["depth"] == 4 and report["nodes"] > 0 and report["level"] == "medium"
     assert report["pv"][0] == report["move"] and report["random"] is False
     assert report["profile_hash"] == shipped_profile("english").levels["medium"].profile_hash()
+    assert report["profile_file"] == str(shipped_profile_path("english"))
+    assert report["profile_file_hash"] == shipped_profile("english").profile_hash()
 
 
 def test_bestmove_text_profile_and_seed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,7 +49,11 @@ def test_bestmove_text_profile_and_seed(capsys: pytest.CaptureFixture[str]) -> N
     report = json.loads(capsys.readouterr().out)
     assert report["depth"] <= 2 and report["nodes"] <= 4000
     assert main(args) == 0
-    assert capsys.readouterr().out.startswith(f"bestmove {report['move']} ")
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith(f"bestmove {report['move']} ")
+    other = load_profile(OTHER)
+    assert second == f"profile {OTHER} (hash {other.profile_hash()}), level hard"
+    assert report["profile_file"] == str(OTHER) and report["profile_file_hash"] == other.profile_hash()
     easy = ["bestmove", "--variant", "english", "--level", "easy", "--json", "--seed"]
     picks = []
     for seed in ("1", "1", "2", "3", "4", "5"):
@@ -67,6 +73,8 @@ def test_play_piped_subprocess() -> None:
     assert "Not a legal move" in out and "Hint: " in out and "Took back" in out
     assert "You resign" in out and "Score: 0" in out
     assert re.search(r"\b1 +2 +3 +4$", out, re.MULTILINE)  # the numbered legend
+    path = shipped_profile_path("english")
+    assert out.startswith(f"profile {path} (hash {shipped_profile('english').profile_hash()}), level easy\n")
 
 
 def test_play_as_white_and_end_of_input() -> None:

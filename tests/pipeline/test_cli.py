@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.profile import shipped_profile, shipped_profile_path
 from pipeline.cli.main import COMMANDS, main
 from pipeline.games.storage import read_games
 
@@ -96,6 +97,16 @@ def test_match_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     searched = json.loads(_run(["match", "--variant", "english", "--a", "easy", "--b", "random", "--games",
                                 "2", "--ply-cap", "20", "--json"], capsys)[1])
     assert searched["nodes"] > 0
+    shipped = shipped_profile("english")
+    assert searched["players"]["a"] == {
+        "spec": "easy", "profile_file": str(shipped_profile_path("english")),
+        "profile_file_hash": shipped.profile_hash(), "profile_hash": shipped.level("easy").profile_hash()}
+    assert searched["players"]["b"]["profile_file"] is None
+    assert "  A: random (no profile file" in text
+    easy_text = _run(["match", "--variant", "english", "--a", "easy", "--b", "random", "--games", "2",
+                      "--ply-cap", "20"], capsys)[1]
+    path = shipped_profile_path("english")
+    assert f"  A: easy = profile {path} (hash {shipped.profile_hash()})" in easy_text
 
 
 @pytest.mark.slow  # the search kernel compiles on a fresh clone (about a minute)
