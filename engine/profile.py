@@ -45,6 +45,7 @@ ELO_LIMIT = 10_000.0  # |elo| and |elo_ci| bounds: finite, far beyond any real r
 MAX_SHORT_TEXT = 256  # engine_version, hashes, run ids, experiment path
 MAX_DESCRIPTION = 10_000
 MAX_BENCH_SIGNATURE = 2**63 - 1
+MAX_MEASURE = 1e12  # nodes per move and depth: finite, far beyond any real search
 # Shipped files, most specific first: calibrated export, hand-written baseline, starting point.
 SHIPPED_SUFFIXES: tuple[str, ...] = ("", "-baseline", "-start")
 
@@ -63,7 +64,11 @@ _PROVENANCE_KEYS: tuple[str, ...] = (
 _OPTIONAL_TEXT: tuple[str, ...] = ("source_config_hash", "tracking_run_id", "experiment")
 _LEVEL_PROVENANCE_KEYS: tuple[str, ...] = ("elo", "elo_ci", "description")
 #: Optional: written only when set, so profiles without it keep their exact text.
-_LEVEL_PROVENANCE_OPTIONAL: tuple[str, ...] = ("rated_against",)
+_LEVEL_PROVENANCE_OPTIONAL: tuple[str, ...] = ("rated_against", "measures")
+#: What a calibration measured about a level (``provenance.levels.<name>.measures``, optional).
+_MEASURE_KEYS: tuple[str, ...] = ("nodes_per_move", "median_depth", "blunder_rate", "expected_score_next",
+                                  "expected_score_product")
+_NULLABLE_MEASURES: tuple[str, ...] = ("median_depth", "blunder_rate", "expected_score_next")
 
 _SHOW = reprlib.Repr()
 _SHOW.maxlevel = 2
@@ -269,6 +274,28 @@ class LevelProvenance:
     elo_ci: tuple[float, float] | None = None
     description: str = ""
     rated_against: str | None = None
+    measures: LevelMeasures | None = None
+
+
+@dataclass(frozen=True)
+class LevelMeasures:
+    """What the calibration measured about a level besides its Elo (all on the validation games).
+
+    ``expected_score_next``: the predicted score against the next stronger level (None for the
+    strongest); ``expected_score_product``: against each of the product's levels; ``blunder_rate``:
+    the share of moves a 4-ply material-only search scores a man or more below its best.
+    """
+
+    nodes_per_move: float
+    median_depth: float | None
+    blunder_rate: float | None
+    expected_score_next: float | None
+    expected_score_product: Mapping[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodes_per_move": self.nodes_per_move, "median_depth": self.median_depth,
+                "blunder_rate": self.blunder_rate, "expected_score_next": self.expected_score_next,
+                "expected_score_product": {n: self.expected_score_product[n] for n in LEVEL_NAMES}}
 
 
 @dataclass(frozen=True)
@@ -393,7 +420,25 @@ def _parse_level_provenance(where: _Where, name: str, value: object) -> LevelPro
                          against)
     if against is not None and elo is None:
         raise where.fail(path, "rated_against needs elo and elo_ci", obj)
-    return LevelProvenance(elo, ci, description or "", against)
+    measures = _parse_measures(where, f"{path}.measures", obj["measures"]) if "measures" in obj else None
+    return LevelProvenance(elo, ci, description or "", against, measures)
+
+
+def _parse_measures(where: _Where, path: str, value: object) -> LevelMeasures:
+    obj = where.obj(value, path, _MEASURE_KEYS)
+    out: dict[str, Any] = {}
+    for key in _MEASURE_KEYS[:-1]:
+        raw = obj[key]
+        if raw is None and key in _NULLABLE_MEASURES:
+            out[key] = None
+            continue
+        high = 1.0 if key in ("blunder_rate", "expected_score_next") else MAX_MEASURE
+        out[key] = float(where.number(raw, f"{path}.{key}", "float", 0.0, high))
+    scores = where.obj(obj["expected_score_product"], f"{path}.expected_score_product", LEVEL_NAMES)
+    out["expected_score_product"] = FrozenDict({
+        n: float(where.number(scores[n], f"{path}.expected_score_product.{n}", "float", 0.0, 1.0))
+        for n in LEVEL_NAMES})
+    return LevelMeasures(**out)
 
 
 def _check_rated_against(where: _Where, levels: Mapping[str, LevelProvenance]) -> None:
@@ -535,6 +580,7 @@ def _provenance_json(provenance: Provenance) -> dict[str, Any]:
                 "elo_ci": None if lp.elo_ci is None else list(lp.elo_ci),
                 "description": lp.description,
                 **({} if lp.rated_against is None else {"rated_against": lp.rated_against}),
+                **({} if lp.measures is None else {"measures": lp.measures.to_json()}),
             }
             for name, lp in provenance.levels.items()
         },
@@ -641,6 +687,18 @@ def profile_json_schema() -> dict[str, Any]:
                    "minItems": 2, "maxItems": 2, "description": "[low, high] confidence interval"},
         "description": description,
     }, "measured strength; null for hand-written levels")
+    share = {"type": "number", "minimum": 0.0, "maximum": 1.0}
+    level_provenance["properties"]["measures"] = _closed({
+        "nodes_per_move": {"type": "number", "minimum": 0.0, "maximum": MAX_MEASURE},
+        "median_depth": {"type": ["number", "null"], "minimum": 0.0, "maximum": MAX_MEASURE,
+                         "description": "median completed search depth in middlegame positions (plies)"},
+        "blunder_rate": {**share, "type": ["number", "null"],
+                         "description": "moves a 4-ply material-only search scores a man or more below its best"},
+        "expected_score_next": {**share, "type": ["number", "null"],
+                                "description": "predicted score against the next stronger level"},
+        "expected_score_product": _closed({n: share for n in LEVEL_NAMES},
+                                          "predicted score against each of the product's levels"),
+    }, "what the calibration measured on its validation games (optional)")
     level_provenance["properties"]["rated_against"] = {
         "enum": list(LEVEL_NAMES),
         "description": "the level this one was measured head to head against (chained calibration); "

@@ -128,42 +128,33 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
     # defaults mirror pipeline.calibration.levelcheck.LevelCheckSettings (a test keeps them equal)
     p.add_argument("profile", metavar="PROFILE.json", help="profile file to check (its variant is used)")
     p.add_argument("--output", required=True, metavar="DIR", help="folder for the games and the results")
-    p.add_argument("--baseline", metavar="BASELINE.json", help="also play every level against this profile's")
-    p.add_argument("--pairs", type=int, default=20, help="pairs per adjacent match (default 20)")
-    p.add_argument("--baseline-pairs", type=int, default=10, help="pairs per baseline match (default 10)")
+    p.add_argument("--openings", type=int, default=60,
+                   help="openings per match, each played twice with colours swapped (default 60)")
     p.add_argument("--seed", type=int, default=0, help="master seed of the check's games (default 0)")
-    p.add_argument("--deck-part", choices=("all", "even", "odd"), default="all",
-                   help="openings to play: all, or the half the calibration did not use (default all)")
-    p.add_argument("--ply-cap", type=int, default=200,
-                   help="adjudicated draw after this many plies (default 200)")
-    p.add_argument("--batch-size", type=int, default=10,
-                   help="games per task and Parquet file, even (default 10)")
-    p.add_argument("--blunder-depth", type=int, default=4,
-                   help="plies of the material-only blunder search, the move included (default 4)")
-    p.add_argument("--blunder-positions", type=int, default=2000,
-                   help="positions scored per level at most, sampled deterministically (default 2000)")
-    p.add_argument("--bootstrap-unit", choices=("opening", "pair"), default="opening",
-                   help="what the gap's bootstrap CI resamples: every game of one opening together, or "
-                        "each colour-swapped pair (too narrow when two noiseless levels replay each "
-                        "opening's games) (default opening)")
+    p.add_argument("--deck", default=None, help="opening deck of the variant (default: its own deck)")
+    p.add_argument("--deck-part", choices=("all", "even", "odd"), default="odd",
+                   help="openings to play: the half the calibration did not use (default odd)")
+    p.add_argument("--ply-cap", type=int, default=200, help="adjudicated draw after this many plies (default 200)")
+    p.add_argument("--batch-size", type=int, default=10, help="games per task and Parquet file, even (default 10)")
+    p.add_argument("--bootstrap", type=int, default=400, help="bootstrap resamples over openings (default 400)")
     p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
     p.add_argument("--address", help="Ray cluster address (default RAY_ADDRESS or a private local Ray)")
-    p.add_argument("--claimed-from", metavar="PROFILE-ELO",
-                   help="profile whose provenance Elo values are the claims (default: PROFILE.json itself)")
 
 
-@command("levelcheck", "check a profile on fresh games: adjacent level gaps vs claimed, baseline, "
-         "blunder rate, nodes per move", _levelcheck_args)
+@command("levelcheck", "check a profile on fresh openings against the product's levels: predicted vs "
+         "measured scores, Elo on the calibration's scale, blunder rate, nodes per move", _levelcheck_args)
 def _levelcheck(args: argparse.Namespace) -> int:
     from pipeline.calibration.levelcheck import (  # heavy, see docstring
         LevelCheckSettings,
         markdown,
         run_levelcheck,
     )
+    from pipeline.job.main_job import ProgressPrinter  # heavy, see docstring
 
 
     settings = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
-    result = run_levelcheck(settings)
+    result = run_levelcheck(settings, ProgressPrinter(True))
     sys.stderr.write(markdown(result))
-    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result['files'])})")
+    print(f"level check written to {args.output} (levelcheck.json, levelcheck.md): {result['reproduced']} of "
+          f"{result['judged']} predicted scores inside the measured 95 % CI")
     return EXIT_OK

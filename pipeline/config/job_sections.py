@@ -6,9 +6,8 @@ registered on import. List-valued keys are TOML arrays and tables, read into fro
 - ``ladder.depths = [1, 2, 3, 4, 6]``, ``ladder.bridges = [0.75, 0.5, 0.25]``;
 - ``[tune.weights]`` with ``advance = [0, 12]``: features to tune, each a ``[low, high]`` pair
   inside its declared range (``engine.features``), or one number to fix it;
-- ``[[calibrate.levels]]``, one per level (easy, medium, hard, in that order), with ``name``,
-  ``target`` and ``knobs = { max_depth = [1, 3], node_budget = 2000 }``: a ``[low, high]`` pair is
-  searched, a single value fixed, each inside ``engine.params``' range.
+- ``calibrate.hard_budgets = [25000, 200000]``, ``calibrate.medium_noise = [0, 40, 80]``: the
+  points of Hard's and Medium's strength curves.
 
 Tables are read in the order of their declaration (features in ``engine.features`` order, knobs in
 ``engine.params`` order), so the order in the file changes neither the config hash nor the search.
@@ -166,81 +165,6 @@ WEIGHTS = Structured(
 )
 
 
-# ---- [[calibrate.levels]] -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LevelSpec:
-    """One ``[[calibrate.levels]]`` entry: a level, its target Elo on the ladder and its knobs."""
-
-    name: str
-    target: float
-    knobs: tuple[Range, ...]
-
-
-LEVEL_KEYS = ("name", "target", "knobs")
-
-
-def _level(entry: Any, i: int, before: list[LevelSpec]) -> LevelSpec:
-    """Entry ``i`` of ``[[calibrate.levels]]``, checked against the levels ``before`` it."""
-    at = f"[{i}]"
-    if not isinstance(entry, dict):
-        raise ValueProblem(f"expected a table with {', '.join(LEVEL_KEYS)}, got {toml_type(entry)}",
-                           at, entry)
-    for key in entry:
-        if key not in LEVEL_KEYS:
-            raise ValueProblem(f"unknown key; a level has {', '.join(LEVEL_KEYS)}", f"{at}.{_key(key)}",
-                               entry[key])
-    if "name" not in entry:
-        raise ValueProblem(f"missing required key name (one of {', '.join(LEVELS)})", at)
-    name = entry["name"]
-    if name not in LEVELS:
-        raise ValueProblem(f"must be one of {', '.join(LEVELS)}", f"{at}.name", name)
-    if any(level.name == name for level in before):
-        raise ValueProblem(f"level {name!r} is given twice", f"{at}.name", name)
-    if name != LEVELS[i]:
-        raise ValueProblem(f"the levels are {', '.join(LEVELS)} in that order: entry {i} must be "
-                           f"{LEVELS[i]!r}", f"{at}.name", name)
-    for key, what in (("target", f"the target Elo of {name} on the ladder"),
-                      ("knobs", f"the knobs of {name}")):
-        if key not in entry:
-            raise ValueProblem(f"missing required key {key} ({what})", at)
-    target = read_scalar(entry["target"], float, f"{at}.target")
-    low, high = TARGET_RANGE
-    if not low <= target <= high:
-        raise ValueProblem(f"must be in [{low:g}, {high:g}]", f"{at}.target", entry["target"])
-    if before and target <= before[-1].target:
-        raise ValueProblem(f"targets must increase easy < medium < hard ({before[-1].name} is "
-                           f"{before[-1].target:g})", f"{at}.target", entry["target"])
-    knobs = read_knob_ranges(entry["knobs"], f"{at}.knobs")
-    return LevelSpec(name, target, knobs)
-
-
-def read_levels(value: Any) -> tuple[LevelSpec, ...]:
-    """``[[calibrate.levels]]``: easy, medium and hard, in that order, targets increasing."""
-    if not isinstance(value, list):
-        raise ValueProblem(f"expected an array of tables ([[calibrate.levels]]), got {toml_type(value)}",
-                           "", value)
-    levels: list[LevelSpec] = []
-    for i, entry in enumerate(value):
-        levels.append(_level(entry, i, levels))
-    if len(levels) < len(LEVELS):
-        raise ValueProblem(f"missing level {LEVELS[len(levels)]!r}: give {', '.join(LEVELS)}, in that order")
-    return tuple(levels)
-
-
-def write_levels(levels: tuple[LevelSpec, ...]) -> list[dict[str, Any]]:
-    return [{"name": level.name, "target": level.target, "knobs": write_ranges(level.knobs, KNOB_BOUNDS)}
-            for level in levels]
-
-
-LEVELS_VALUE = Structured(
-    kind="array of tables: name, target, knobs",
-    read=read_levels,
-    write=write_levels,
-)
-
-
 # ---- [ladder] arrays --------------------------------------------------------------------------------
 
 
@@ -258,8 +182,16 @@ def _bridges_problem(probs: tuple[float, ...]) -> str | None:
     return None
 
 
-def _chain_level(value: str) -> str | None:
-    return None if value in ("", *LEVELS) else f"must be '' or one of {', '.join(LEVELS)}"
+def _budgets_problem(budgets: tuple[int, ...]) -> str | None:
+    if len(budgets) < 2 or list(budgets) != sorted(set(budgets)) or budgets[0] < 100 or budgets[-1] > 20_000_000:
+        return "give at least two node budgets, strictly increasing within 100..20000000"
+    return None
+
+
+def _noise_problem(noise: tuple[float, ...]) -> str | None:
+    if len(noise) < 2 or list(noise) != sorted(set(noise)) or noise[0] != 0 or noise[-1] > 2000:
+        return "give at least two noise values, strictly increasing from 0, at most 2000"
+    return None
 
 
 # ---- sections ---------------------------------------------------------------------------------
@@ -279,6 +211,9 @@ class JobSection:
         check=non_empty)
     max_in_flight: int = setting(0, doc="tasks submitted at once (0: twice the cluster's CPUs)",
                                  check=at_least(0), hashed=False)
+    deck: str | None = setting(
+        None, doc="opening deck (pipeline/data/openings/<deck>.json, of the variant; default: the variant's "
+                  "own deck): a generated deck past the ballots gives runs more openings", check=non_empty)
     deck_part: str = setting("all", doc="openings every stage uses: 'all', or the 'even' / 'odd' positions "
                                         "of the deck (keep the other half for an independent check)",
                              check=deck_part_problem)
@@ -344,67 +279,32 @@ class TuneSection:
 
 @dataclass(frozen=True)
 class CalibrateSection:
-    """[calibrate]: per level, knobs that hit a target Elo on the ladder at least compute."""
+    """[calibrate]: product-true levels from strength curves against the product's own levels
+    (docs/calibration.md); the judging rules are fixed in :mod:`pipeline.calibration.claims`."""
 
-    levels: tuple[LevelSpec, ...] = setting(
-        doc="one [[calibrate.levels]] table per level, easy, medium, hard in that order: name; target (Elo "
-            "on the ladder, random = 0; increasing); knobs (knob = [low, high] searched, knob = value fixed; "
-            f"any of {', '.join(CALIBRATION_KNOBS)}; "
-            f"{' and '.join(k for k in CALIBRATION_KNOBS if k not in SEARCHABLE_KNOBS)} only fixed)",
-        structured=LEVELS_VALUE)
-    trials: int = setting(10, doc="trials per level", check=between(1, 10_000))
-    pairs: int = setting(10, doc="game pairs per trial against EACH opponent: the pin and the two anchors "
-                                 "bracketing the target",
-                         check=between(1, 100_000))
-    compute_penalty: float = setting(1.0, doc="objective cost in Elo per 1000 nodes per move",
-                                     check=between(0.0, 1e6))
-    tolerance: float = setting(
-        100.0, doc="a trial hits its target when the target is inside its CI AND |Elo - target| <= this",
-        check=between(0.0, 1e6))
-    pin: str = setting(
-        "random",
-        doc="ladder anchor held at its ladder Elo when levels are rated: targets and CIs are relative "
-            "to it (pick the anchor nearest the levels; 'random' carries the whole ladder's uncertainty)",
-        check=non_empty)
-    confirm_step_pairs: int = setting(
-        0, doc="confirmation: after the pick, each level plays this many FRESH pairs per round against the "
-               "pin and its two bracketing anchors until its CI is narrow enough (0: no confirmation)",
-        check=between(0, 100_000))
-    confirm_max_pairs: int = setting(400, doc="confirmation: pairs per opponent at most",
-                                     check=between(1, 1_000_000))
-    confirm_half_width: float = setting(50.0, doc="confirmation stops once the 95 % CI half-width is at most "
-                                                  "this (Elo)", check=between(1.0, 1e6))
-    confirm_candidates: int = setting(
-        3, doc="confirmation: ranked candidates tried per level until one's confirmed CI contains the target",
-        check=between(1, 100))
-    confirm_bootstrap: int = setting(
-        400, doc="confirmation CIs: bootstrap resamples, each of whole ballot openings (every game of an "
-                 "opening together: right even when two noiseless levels replay each opening's games)",
-        check=between(50, 100_000))
-    confirm_joint_pairs: int = setting(
-        0, doc="after confirmation: fresh pairs of Easy-Medium and Medium-Hard, then ONE fit rates the three "
-               "levels together (0: each level rated against the ladder alone)", check=between(0, 100_000))
-    chain_from: str = setting(
-        "", doc="'' (each level rated on the ladder) or a level: only that level is rated on the ladder; "
-                "the others are calibrated one after another outward from it, by head-to-head games against "
-                "their confirmed neighbour held at its confirmed Elo, so the claimed gaps are what adjacent "
-                "levels score against each other (needs confirm_step_pairs; excludes confirm_joint_pairs)",
-        check=_chain_level)
-    confirm_validate: bool = setting(
-        False, doc="after confirmation, re-measure each level's chosen candidate on FRESH games (same "
-                   "opponents and stopping rule) and report those numbers: a candidate chosen because its "
-                   "confirmation landed on the target carries that luck in its estimate; confirmation "
-                   "then also asks |Elo - target| <= tolerance of the candidate it chooses, and stops a "
-                   "candidate as a miss once |Elo - target| exceeds the tolerance + 2 CI half-widths")
-    validate_half_width: float = setting(
-        0.0, doc="with confirm_validate: the validation stops once its 95 % CI half-width is at most this "
-                 "(Elo; 0: confirm_half_width). A confirm_half_width below it makes the CHOICE precise (the "
-                 "chosen candidate's true Elo lies closer to the target) without narrowing the reported CI",
-        check=lambda v: None if v == 0 or 1.0 <= v <= 1e6 else "must be 0 or in [1, 1000000]")
-
-    def level(self, name: str) -> LevelSpec:
-        """The ``[[calibrate.levels]]`` entry of level ``name``."""
-        return self.levels[LEVELS.index(name)]
+    openings: int = setting(
+        40, doc="openings of the curve games: every curve pairing plays each of them twice, colours "
+                "swapped (the same openings for every pairing)", check=between(2, 100_000))
+    validation_openings: int = setting(
+        60, doc="fresh openings (no curve game used them) on which the chosen levels are validated",
+        check=between(2, 100_000))
+    hard_budgets: tuple[int, ...] = setting(
+        (25_000, 50_000, 100_000, 200_000),
+        doc="Hard's strength curve: node budgets per move, increasing; the last is the shipped Hard's "
+            "(the product's fixed compute budget)", check=_budgets_problem)
+    medium_noise: tuple[float, ...] = setting(
+        (0.0, 40.0, 80.0, 160.0), doc="Medium's strength curve: root-noise values at 4 plies, from 0 up",
+        check=_noise_problem)
+    easy_trials: int = setting(12, doc="Optuna trials choosing Easy's weakening mix at 2 plies",
+                               check=between(1, 10_000))
+    easy_openings: int = setting(
+        20, doc="openings per Easy trial (played against the product's Easy; at most [calibrate] openings)",
+        check=between(2, 100_000))
+    bootstrap: int = setting(400, doc="bootstrap resamples over openings behind every CI",
+                             check=between(50, 100_000))
+    dial: int = setting(0, doc="also export this many levels evenly spaced in Elo from Easy to Hard "
+                               "(0: none; else at least 3)",
+                        check=lambda v: None if v == 0 or 3 <= v <= 50 else "must be 0 or in [3, 50]")
 
 
 @dataclass(frozen=True)

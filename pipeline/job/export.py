@@ -1,7 +1,8 @@
 """Export the calibrated levels as the engine's profile file, then prove the engine can load it.
 
 ``<profiles-dir>/<variant>.json`` gets the three calibrated levels, the measured Elo ± CI of
-each, and provenance: engine version, the bench signature of its variant
+each (score-based, the product's Medium at 1500), its measures (nodes per move, median depth,
+blunder rate, expected scores) and provenance: engine version, the bench signature of its variant
 (``engine.bench.bench_signature``), config hash, MLflow run id and experiment. The file is
 written atomically, then RELOADED through the
 engine's strict loader (``engine.profile.load_profile``) and its bench signature compared with
@@ -21,6 +22,7 @@ from engine import bench
 from engine.profile import (
     LEVEL_NAMES,
     SCHEMA_VERSION,
+    LevelMeasures,
     LevelProvenance,
     Profile,
     Provenance,
@@ -28,6 +30,7 @@ from engine.profile import (
     load_profile,
     parse_profile,
 )
+from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.storage import atomic_write_bytes
 
 CALIBRATION_FILE = "calibrate/result.json"
@@ -63,8 +66,7 @@ def read_json(path: Path, what: str) -> Any:
 
 
 def build_profile(
-    variant: str,
-    levels: Mapping[str, Mapping[str, Any]],
+    outcome: CalibrationOutcome,
     *,
     bench_signature: int,
     config_hash: str | None,
@@ -72,38 +74,55 @@ def build_profile(
     experiment: str | None,
     description: str = "",
 ) -> Any:
-    """An ``engine.profile.Profile`` from calibrated levels ``{name: {level, elo, ci, description}}``."""
-
-    missing = [name for name in LEVEL_NAMES if name not in levels]
+    """An ``engine.profile.Profile`` from a calibration outcome: each level's knobs, the weights
+    of its inline spec, its pooled Elo with CI and its measures (docs/calibration.md)."""
+    missing = [name for name in LEVEL_NAMES if name not in outcome.levels]
     if missing:
         raise ExportError(f"calibration result lacks level(s) {missing}")
     body = {
-        "schema_version": SCHEMA_VERSION, "variant": variant,
-        "levels": {name: levels[name]["level"] for name in LEVEL_NAMES},
+        "schema_version": SCHEMA_VERSION, "variant": outcome.variant,
+        "levels": {name: level_json(outcome, name) for name in LEVEL_NAMES},
         "provenance": {
             "engine_version": _engine_version(), "bench_signature": None, "source_config_hash": None,
             "tracking_run_id": None, "experiment": None, "description": "",
             "levels": {name: {"elo": None, "elo_ci": None, "description": ""} for name in LEVEL_NAMES},
         },
     }
-    parsed = parse_profile(body, source="calibration result", variant=variant)  # strict on the levels
+    parsed = parse_profile(body, source="calibration result", variant=outcome.variant)  # strict on the levels
+    scale = (f"Elo is score-based (a gap of D means the stronger side scores 1/(1 + 10^(-D/400)), draws as "
+             f"half points) with the product's Medium ({outcome.product_file.rsplit('/', 1)[-1]}) held at "
+             f"{outcome.anchor_elo:g}; CIs are bootstrap intervals over openings.")
     provenance = Provenance(
         engine_version=_engine_version(), bench_signature=bench_signature, source_config_hash=config_hash,
-        tracking_run_id=tracking_run_id, experiment=experiment, description=description,
-        levels={name: LevelProvenance(float(levels[name]["elo"]),
-                                      (float(levels[name]["ci"][0]), float(levels[name]["ci"][1])),
-                                      str(levels[name].get("description", "")),
-                                      rated_against(levels[name]))
-                for name in LEVEL_NAMES},
+        tracking_run_id=tracking_run_id, experiment=experiment,
+        description=" ".join(t for t in (scale, description) if t),
+        levels={name: _provenance(outcome, name) for name in LEVEL_NAMES},
     )
     return Profile(SCHEMA_VERSION, parsed.variant, parsed.levels, provenance)
 
 
-def rated_against(level: Mapping[str, Any]) -> str | None:
-    """The level a chained calibration rated ``level`` against (its confirmation's neighbour)."""
-    confirm = level.get("confirm")
-    neighbour = confirm.get("neighbour") if isinstance(confirm, Mapping) else None
-    return str(neighbour["level"]) if isinstance(neighbour, Mapping) else None
+def level_json(outcome: CalibrationOutcome, name: str) -> dict[str, Any]:
+    """The profile-file form of a chosen level (its inline spec carries the weights)."""
+    return dict(outcome.levels[name].profile)
+
+
+def _provenance(outcome: CalibrationOutcome, name: str) -> LevelProvenance:
+    level = outcome.levels[name]
+    claim = next((c for c in outcome.claims if c.level == name), None)
+    verdict = "" if claim is None else (
+        f" Validation: {claim.what}: {claim.estimate:+.0f} [{claim.ci_low:+.0f}, {claim.ci_high:+.0f}] "
+        f"({'holds' if claim.holds else 'MISSED'}{'' if claim.precise else ', CI wider than asked'}).")
+    measures = LevelMeasures(round(level.nodes_per_move, 1), level.median_depth, _round(level.blunder_rate, 4),
+                             _round(level.expected_score_next, 4),
+                             {k: round(v, 4) for k, v in level.expected_score_product.items()})
+    text = f"{name}: {level.describe()}.{verdict}"
+    ci = (round(level.ci[0], 1), round(level.ci[1], 1))
+    return LevelProvenance(round(level.elo, 1), ci, text, None, measures)
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    """Profiles keep the precision the measurement has (Elo to 0.1, shares to 4 decimals)."""
+    return None if value is None else round(value, digits)
 
 
 def _engine_version() -> str:
@@ -146,10 +165,14 @@ def export_run(
     manifest = read_json(folder / "run.json", "run manifest")
     tracking_path = folder / TRACKING_FILE
     tracking = read_json(tracking_path, "tracking record") if tracking_path.is_file() else {}
-    variant = str(calibration["variant"])
+    try:
+        outcome = CalibrationOutcome.from_json(calibration)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ExportError(f"calibration result {str(folder / CALIBRATION_FILE)!r}: {err}") from None
+    variant = outcome.variant
     signature = current_bench_signature(variant) if bench_signature is None else bench_signature
     profile = build_profile(
-        variant, calibration["levels"], bench_signature=signature,
+        outcome, bench_signature=signature,
         config_hash=manifest.get("config_hash"), tracking_run_id=tracking.get("run_id"),
         experiment=tracking.get("experiment"), description=description,
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.variants import get_variant
-from pipeline.calibration.levels import run_calibrate
+from pipeline.calibration.method import run_calibration
 from pipeline.config.job_sections import (
     LEVELS,
     calibrate_section,
@@ -150,7 +150,7 @@ def _open_studies(config: RunConfig, storage: Any, folder: Path, names: list[str
             out[name] = open_study(f"{base}-tune", storage, run_seed=config.run.seed, direction="maximize",
                                    run_dir=folder, sampler=opt.sampler, n_startup_trials=opt.n_startup_trials,
                                    pruner=pruner, max_retries=opt.max_retries)
-        else:
+        else:  # Easy's weakening mix: minimise the blunder rate under the strength constraint
             out[name] = open_study(f"{base}-calibrate-{name}", storage, run_seed=config.run.seed,
                                    direction="minimize", run_dir=folder, sampler=opt.sampler,
                                    n_startup_trials=opt.n_startup_trials, max_retries=opt.max_retries)
@@ -164,7 +164,7 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     j = job(config)
     validate_job(config, tuple(s for s in stages if s in ("ladder", "tune", "calibrate")))
     variant = _canonical(j.variant)
-    deck = tuple(load_deck(variant, part=j.deck_part))
+    deck = tuple(load_deck(variant, part=j.deck_part, name=j.deck))
     folder = Path(config.run.output_root) / config.run_id
     full_run = stages == STAGES
     _check_folder(config, opts, full_run)
@@ -207,7 +207,9 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
     j = job(config)
     base = study_base(config)
     ladder = None
-    if "ladder" in stages or "calibrate" in stages:
+    tune = tune_section(config)
+    texel = "tune" in stages and tune is not None and tune.texel
+    if "ladder" in stages and (texel or stages == ("ladder",)):
         with tracker.start_study(f"{base}-ladder", params=_section_params(config, "ladder")):
             ladder, source = ensure_ladder(
                 executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
@@ -227,7 +229,7 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
             _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
     weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
     if "calibrate" in stages:
-        _run_calibrate_stage(config, ctx, ladder, weights, storage, tracker, summary, printer)
+        _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer)
     if "export" in stages or "report" in stages:
         params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
         with tracker.start_study(base, params=params) as ref:
@@ -284,20 +286,28 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
     printer.log(line)
 
 
-def _run_calibrate_stage(config: RunConfig, ctx: Any, ladder: Any, weights: dict[str, float], storage: Any,
+def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
                          tracker: Any, summary: JobSummary, printer: ProgressPrinter) -> None:
 
-    studies = _open_studies(config, storage, ctx.run_folder, list(LEVELS))
-    result = run_calibrate(ctx, ladder, calibrate_section(config), studies, weights, tracker=tracker,
-                           log=printer.log)
-    for level in LEVELS:
-        rec = result["levels"][level]
+    study = _open_studies(config, storage, ctx.run_folder, ["easy"])["easy"]
+    with tracker.start_study(f"{study_base(config)}-calibrate", params=_section_params(config, "calibrate")):
+        outcome = run_calibration(ctx, calibrate_section(config), weights, study, log=printer.log)
+        metrics: dict[str, float] = {}
+        for level, rec in outcome.levels.items():
+            metrics.update(level_metrics(level, elo=rec.elo, ci=rec.ci, nodes_per_move=rec.nodes_per_move,
+                                         games=rec.games))
+        tracker.log_metrics(metrics)
+        tracker.log_artifact(ctx.run_folder / "calibrate" / "result.json")
+    for level, rec in outcome.levels.items():
+        depth = "-" if rec.median_depth is None else f"{rec.median_depth:g}"
+        blunders = "-" if rec.blunder_rate is None else f"{rec.blunder_rate:.3f}"
         summary.lines.append(
-            f"{level}: Elo {rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}], target "
-            f"{rec['target']:+.0f}{'' if rec.get('hit', rec['within_ci']) else ' (MISSED)'}, "
-            f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
-    if not result["ordered"]:
-        summary.lines.append("calibrate: levels are NOT strictly ordered (see the notes in the report)")
+            f"{level}: Elo {rec.elo:.0f} [{rec.ci[0]:.0f}, {rec.ci[1]:.0f}] ({rec.player}), "
+            f"{rec.nodes_per_move:.0f} nodes/move, median depth {depth}, blunder rate {blunders}")
+    for claim in outcome.claims:
+        summary.lines.append(
+            f"claim {claim.what}: {claim.estimate:+.0f} [{claim.ci_low:+.0f}, {claim.ci_high:+.0f}] "
+            f"{'holds' if claim.holds else 'MISSED'}{'' if claim.precise else ' (CI wider than asked)'}")
 
 
 def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int, summary: JobSummary,
@@ -311,9 +321,8 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
     calibration = read_result(ctx.run_folder / "calibrate" / "result.json") or {"levels": {}}
     for level, (elo, low, high) in result.levels.items():
         rec = calibration["levels"].get(level, {})
-        metrics.update(level_metrics(level, elo=elo, ci=(low, high), target_elo=rec.get("target"),
-                                     nodes_per_move=rec.get("nodes_per_move"), games=rec.get("games"),
-                                     score=rec.get("score")))
+        metrics.update(level_metrics(level, elo=elo, ci=(low, high), nodes_per_move=rec.get("nodes_per_move"),
+                                     games=rec.get("games")))
     tracker.log_metrics(metrics)
     tracker.log_artifact(result.path, "profile")
     summary.profile = result.path

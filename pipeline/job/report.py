@@ -1,10 +1,9 @@
-"""The run report: a level table (markdown + JSON) and PNG plots, from the run folder alone.
+"""The run report: the level table (markdown + JSON) and PNG plots, from the run folder alone.
 
-Reads ``ladder.json``, ``tune/result.json``, ``calibrate/result.json`` and the chosen trials'
-Parquet files; needs no MLflow. Writes into ``<run folder>/report/``:
-``levels.md``, ``levels.json``, ``ladder.png`` (anchors and calibrated levels with their targets),
-``tune_history.png``, ``calibrate_<level>_history.png`` and ``pair_scores.png`` (pair scores of
-each level against its anchors).
+Reads ``tune/result.json`` and ``calibrate/result.json``; needs no MLflow. Writes into
+``<run folder>/report/``: ``levels.md``, ``levels.json``, ``levels.png`` (the chosen levels and
+the product's levels on one scale), ``curves.png`` (Hard's and Medium's strength curves),
+``easy_trials.png`` (Easy's blunder rate per trial) and ``tune_history.png``.
 """
 
 from __future__ import annotations
@@ -14,18 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from pipeline.config.job_sections import LEVELS
-from pipeline.games.records import GAMES_SCHEMA
+from engine.profile import LEVEL_NAMES
+from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
-from pipeline.ratings import games_from_color_table, pair_scores
 from pipeline.tracking.plots import (
+    CurvePoint,
     LadderRow,
     elo_ladder_plot,
     optimisation_history_plot,
-    score_distribution_plot,
+    strength_curve_plot,
 )
 
 REPORT_DIR = "report"
@@ -44,162 +40,97 @@ class Report:
     files: tuple[Path, ...]
 
 
-def _fmt_elo(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.0f}"
+def _opt(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
 
 
-def level_rows(calibration: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per level: target, Elo and CI, compute, games, anchors, knobs, opponents' wins."""
-    rows = []
-    for level in LEVELS:
-        rec = calibration["levels"][level]
-        rows.append({
-            "level": level, "target": rec["target"], "elo": rec["elo"], "ci": rec["ci"],
-            "within_ci": rec["within_ci"], "hit": rec.get("hit", rec["within_ci"]),
-            "nodes_per_move": rec["nodes_per_move"], "games": rec["games"],
-            "anchors": rec["confirm"]["opponents"] if "confirm" in rec else rec["anchors"],
-            "knobs": rec["knobs"], "trial": rec["number"], "opponent_wins": rec["opponent_wins"],
-            "half_width": (rec["ci"][1] - rec["ci"][0]) / 2.0,
-            "trial_elo": rec.get("trial_elo"), "trial_ci": rec.get("trial_ci"),
-            "confirmed": "confirm" in rec,
-        })
-    return rows
-
-
-def _chain_sentence(calibration: Mapping[str, Any]) -> str:
-    """How a chained calibration's levels were rated, and their CIs relative to the pin."""
-    start = calibration["chain_from"]
-    parts = []
-    for level, rec in calibration["levels"].items():
-        conf = rec.get("confirm", {})
-        neighbour = conf.get("neighbour")
-        if neighbour:
-            parts.append(f"{level} against {neighbour['level']} (held at {neighbour['elo']:+.0f}; its CI is "
-                         f"relative to {neighbour['level']}, about +/-{conf['chain_half_width']:.0f} "
-                         "relative to the pin)")
-    return (f"Chained calibration (chain_from = {start}): only {start} was rated on the ladder; then, "
-            f"head to head, {'; '.join(parts)}. The claimed gaps between adjacent levels are their "
-            "head-to-head gaps.")
-
-
-def markdown_table(rows: list[dict[str, Any]], calibration: Mapping[str, Any],
-                   tune: Mapping[str, Any] | None) -> str:
-    """The level table as markdown (plus the tuning decision and any calibration notes)."""
+def markdown_table(outcome: CalibrationOutcome, tune: Mapping[str, Any] | None) -> str:
+    """The level table, the claims and Easy's trade-off, as markdown."""
     lines = [
-        "| level | target | Elo | 95 % CI | half-width | hit | nodes/move | games | opponents | knobs | "
-        "opponent wins in the picked trial (product score mean / median / p90) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"Scale: score-based Elo, {outcome.anchor} held at {outcome.anchor_elo:g}; 95 % CIs are bootstrap "
+        f"intervals over openings ({outcome.openings['curve']} curve and {outcome.openings['validation']} "
+        f"validation openings, {outcome.games} games).",
+        "",
+        "| level | player | Elo | 95 % CI | validation Elo [CI] | expected score vs next | vs product "
+        "easy / medium / hard | nodes/move | median depth | blunder rate |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for r in rows:
-        w = r["opponent_wins"]
-        wins = "0" if not w["wins"] else (f"{w['wins']} ({w['mean']:.0f} / {w['median']:.0f} / "
-                                          f"{w['p90']:.0f})")
-        knobs = ", ".join(f"{k}={_short(v)}" for k, v in sorted(r["knobs"].items()))
+    for name in LEVEL_NAMES:
+        r = outcome.levels[name]
+        vs = " / ".join(f"{r.expected_score_product[p]:.2f}" for p in LEVEL_NAMES)
         lines.append(
-            f"| {r['level']} | {r['target']:+.0f} | {_fmt_elo(r['elo'])} | "
-            f"[{_fmt_elo(r['ci'][0])}, {_fmt_elo(r['ci'][1])}] | {r['half_width']:.0f} | "
-            f"{'yes' if r['hit'] else 'NO'} | "
-            f"{r['nodes_per_move']:.0f} | {r['games']} | {' / '.join(r['anchors'])} | {knobs} | {wins} |")
-    lines.append("")
-    if rows and all(r["confirmed"] for r in rows):
-        pin = calibration.get("pin", {})
-        validated = all(rec.get("confirm", {}).get("validated") for rec in calibration["levels"].values())
-        source = ("VALIDATION games (fresh games played after confirmation chose the candidate" if validated
-                  else "CONFIRMATION games (fresh games")
-        methods = {str(rec.get("confirm", {}).get("ci_method", "pair bootstrap")).split(" (")[0]
-                   for rec in calibration["levels"].values()}
-        lines.append(f"Elo, CI, games and nodes/move come from the {source} against the opponents listed, "
-                     f"{' / '.join(sorted(methods))} CI), not from the picked trial. CIs are relative to "
-                     f"the pin {pin.get('anchor')} (held at {pin.get('elo', 0.0):+.0f}, its ladder Elo).")
-        if calibration.get("chain_from"):
-            lines.append(_chain_sentence(calibration))
-        lines.append("hit: the target lies inside the confirmed 95 % CI and the half-width met the "
-                     "configured bound.")
-        lines.append("")
-        lines.append("| level | picked trial | trial Elo [CI] | confirmed Elo [CI] |")
-        lines.append("| --- | --- | --- | --- |")
-        for r in rows:
-            tci = r["trial_ci"] or [None, None]
-            lines.append(f"| {r['level']} | {r['trial']} | {_fmt_elo(r['trial_elo'])} [{_fmt_elo(tci[0])}, "
-                         f"{_fmt_elo(tci[1])}] | {_fmt_elo(r['elo'])} [{_fmt_elo(r['ci'][0])}, "
-                         f"{_fmt_elo(r['ci'][1])}] |")
-        lines.append("")
-    else:
-        lines.append("hit: the target lies inside the level's 95 % CI and within the configured tolerance.")
-    lines.append(f"Levels strictly ordered: {'yes' if calibration.get('ordered') else 'NO'}.")
-    for note in calibration.get("notes", []):
-        lines.append(f"- {note}")
+            f"| {name} | {r.player} | {r.elo:.0f} | [{r.ci[0]:.0f}, {r.ci[1]:.0f}] | {r.validation_elo:.0f} "
+            f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | {_opt(r.expected_score_next, '.3f')} | {vs} | "
+            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} |")
+    lines += ["", "| product level | Elo | 95 % CI |", "| --- | --- | --- |"]
+    for name in LEVEL_NAMES:
+        elo, low, high = outcome.product_elo[name]
+        lines.append(f"| {name} | {elo:.0f} | [{low:.0f}, {high:.0f}] |")
+    lines += ["", "Pre-registered claims, on the validation games alone:", "",
+              "| claim | estimate | 95 % CI | holds | CI as narrow as asked |", "| --- | --- | --- | --- | --- |"]
+    for c in outcome.claims:
+        lines.append(f"| {c.what} | {c.estimate:+.0f} | [{c.ci_low:+.0f}, {c.ci_high:+.0f}] | "
+                     f"{'yes' if c.holds else 'NO'} | {'yes' if c.precise else 'NO'} |")
+    halved = {True: "yes", False: "NO", None: "not measurable"}[outcome.easy_blunder_halved]
+    lines += ["", f"Easy's blunder rate at most half the product Easy's "
+                  f"({_opt(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
+              f"Medium: target {outcome.medium_target:.0f} (midpoint of Easy and Hard); {outcome.medium_note}.", "",
+              "Easy's trials (Optuna: lowest blunder rate among the trials within the strength constraint):", "",
+              "| trial | Elo vs product easy | blunder rate | feasible | chosen | mix |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for t in outcome.easy_trials:
+        mix = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(t.params.items()))
+        lines.append(f"| {t.slot} | {t.gap:+.0f} | {t.blunder_rate:.3f} | {'yes' if t.feasible else 'no'} | "
+                     f"{'yes' if t.slot == outcome.easy_choice else ''} | {mix} |")
     if tune is not None:
-        lines.append(f"Weight tuning: {tune.get('decision')} (accepted: {tune.get('accepted')}).")
+        lines += ["", f"Weight tuning: {tune.get('decision')} (accepted: {tune.get('accepted')})."]
     return "\n".join(lines) + "\n"
 
 
-def _short(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
-def _ladder_plot(folder: Path, ladder: Mapping[str, Any], calibration: Mapping[str, Any] | None) -> Path:
-
-    rows = [LadderRow(a["name"], a["elo"], a["ci_low"], a["ci_high"]) for a in ladder["anchors"]]
-    if calibration is not None:
-        for level in LEVELS:
-            rec = calibration["levels"][level]
-            rows.append(LadderRow(level, rec["elo"], rec["ci"][0], rec["ci"][1], rec["target"]))
-    return elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder['variant']}: Elo ladder (random = 0)")
-
-
-def _pair_scores_by_level(run_folder: Path, calibration: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Pair scores of each chosen level trial against its anchors, from its Parquet files."""
-
-
-    out: dict[str, list[float]] = {}
-    for level in LEVELS:
-        rec = calibration["levels"][level]
-        files = sorted((run_folder / rec["stage"] / "games").glob("variant=*/batch-*.parquet"))
-        if not files:
-            continue
-        table = pa.concat_tables([pq.read_table(f, schema=GAMES_SCHEMA) for f in files])
-        name = f"{level}-t{int(rec['slot']):04d}"
-        games = games_from_color_table(table, pair_id="pair_id")
-        out[level] = pair_scores(games, name, drop_incomplete=True).scores.tolist()
-    return out
+def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:
+    rows = [LadderRow(f"product {n}", *outcome.product_elo[n]) for n in LEVEL_NAMES]
+    rows += [LadderRow(n, outcome.levels[n].elo, *outcome.levels[n].ci) for n in LEVEL_NAMES]
+    files = [elo_ladder_plot(rows, out / "levels.png", title=f"{outcome.variant}: levels and the product's levels")]
+    curves = {name: [CurvePoint(p["x"], p["elo"], p["ci"][0], p["ci"][1]) for p in c["points"]]
+              for name, c in outcome.curves.items()}
+    marks = {f"product {n}": outcome.product_elo[n][0] for n in LEVEL_NAMES}
+    marks["medium target"] = outcome.medium_target
+    files.append(strength_curve_plot(curves, out / "curves.png", marks=marks,
+                                     xlabels={k: str(c["axis"]) for k, c in outcome.curves.items()},
+                                     title=outcome.variant))
+    rates = [t.blunder_rate for t in outcome.easy_trials]
+    if rates:
+        files.append(optimisation_history_plot(rates, out / "easy_trials.png", direction="minimize",
+                                               title="Easy's weakening mix", ylabel="blunder rate"))
+    return files
 
 
 def write_report(run_folder: str | Path) -> Report:
-    """Write the report of a finished (or partly finished) run; ReportError without a ladder."""
-
+    """Write the report of a run; ReportError before its calibration has finished."""
     run = Path(run_folder)
-    ladder = read_result(run / "ladder.json")
-    if ladder is None:
-        raise ReportError(f"no ladder.json in {str(run)!r}: nothing to report yet")
     tune = read_result(run / "tune" / "result.json")
-    calibration = read_result(run / "calibrate" / "result.json")
+    raw = read_result(run / "calibrate" / "result.json")
+    if raw is None:
+        raise ReportError(f"no calibrate/result.json in {str(run)!r}: nothing to report yet")
+    try:
+        outcome = CalibrationOutcome.from_json(raw)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ReportError(f"calibrate/result.json in {str(run)!r}: {err}") from None
     out = run / REPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
-    files = [_ladder_plot(out, ladder, calibration)]
+    files = _plots(out, outcome)
     if tune is not None:
         values = [t["value"] for t in sorted(tune["trials"], key=lambda t: t["number"])]
         if any(v is not None for v in values):
             files.append(optimisation_history_plot(values, out / "tune_history.png", direction="maximize",
                                                    title="Weight tuning", ylabel="score against the seed"))
-    table = "No calibration yet.\n"
-    if calibration is not None:
-        for level in LEVELS:
-            values = [t["value"] for t in sorted(calibration["trials"][level], key=lambda t: t["number"])]
-            if values:
-                files.append(optimisation_history_plot(
-                    values, out / f"calibrate_{level}_history.png", direction="minimize",
-                    title=f"Calibration of {level}", ylabel="|Elo - target| + compute penalty"))
-        scores = _pair_scores_by_level(run, calibration)
-        if scores:
-            title = "Pair scores of each level against its ladder anchors"
-            files.append(score_distribution_plot(scores, out / "pair_scores.png", title=title))
-        rows = level_rows(calibration)
-        table = markdown_table(rows, calibration, tune)
-        write_result(out / "levels.json", {"variant": calibration["variant"], "levels": rows,
-                                           "ordered": calibration["ordered"], "notes": calibration["notes"],
-                                           "tune_decision": None if tune is None else tune.get("decision")})
-        files.append(out / "levels.json")
-    (out / "levels.md").write_text(f"# {ladder['variant']}: calibrated levels\n\n{table}", encoding="utf-8")
+    table = markdown_table(outcome, tune)
+    write_result(out / "levels.json", {"variant": outcome.variant,
+                                       "levels": {n: outcome.levels[n].to_json() for n in LEVEL_NAMES},
+                                       "claims": [c.to_json() for c in outcome.claims],
+                                       "product_elo": {k: list(v) for k, v in outcome.product_elo.items()},
+                                       "tune_decision": None if tune is None else tune.get("decision")})
+    files.append(out / "levels.json")
+    (out / "levels.md").write_text(f"# {outcome.variant}: calibrated levels\n\n{table}", encoding="utf-8")
     files.append(out / "levels.md")
     return Report(out, table, tuple(files))

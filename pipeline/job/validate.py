@@ -1,13 +1,14 @@
-"""Checks that span config sections of the main job (steps aligned to batches, the pin on the
-ladder, confirmation settings): every verb of the job calls :func:`validate_job` before any game.
+"""Checks that span config sections of the main job (steps aligned to batches, the deck large
+enough for the calibration's openings): every verb of the job calls :func:`validate_job` before
+any game.
 """
 
 from __future__ import annotations
 
 from engine.profile import load_profile
-from pipeline.config.job_sections import calibrate_section, job, ladder_section, tune_section
+from pipeline.config.job_sections import calibrate_section, job, tune_section
 from pipeline.config.run_config import ConfigError, RunConfig
-from pipeline.ladder.reference import anchors
+from pipeline.games.openings import load_deck
 
 
 def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune", "calibrate")) -> None:
@@ -29,32 +30,21 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
             raise ConfigError(f"{src}: tune.sprt_alpha + tune.sprt_beta must be below 1")
     if "calibrate" in stages:
         cal = calibrate_section(config)
-        _check_pin(config, cal.pin)
-        if cal.chain_from and not cal.confirm_step_pairs:
-            raise ConfigError(f"{src}: calibrate.chain_from = {cal.chain_from!r} needs confirmation: set "
-                              "calibrate.confirm_step_pairs (each chained level is rated against its "
-                              "neighbour's confirmed Elo)")
-        if cal.chain_from and cal.confirm_joint_pairs:
-            raise ConfigError(f"{src}: calibrate.chain_from and calibrate.confirm_joint_pairs exclude each "
-                              "other (a chain already rates adjacent levels head to head); set one of them")
-        if cal.confirm_validate and not cal.confirm_step_pairs:
-            raise ConfigError(f"{src}: calibrate.confirm_validate needs confirmation: set "
-                              "calibrate.confirm_step_pairs")
-        if cal.confirm_step_pairs and cal.confirm_step_pairs % bp:
-            raise ConfigError(f"{src}: calibrate.confirm_step_pairs = {cal.confirm_step_pairs}: must be a "
-                              f"multiple of job.batch_size / 2 = {bp} (rounds end on batch boundaries)")
+        if cal.easy_openings > cal.openings:
+            raise ConfigError(f"{src}: calibrate.easy_openings = {cal.easy_openings} must be at most "
+                              f"calibrate.openings = {cal.openings} (Easy's trials play curve openings)")
+        try:
+            deck = load_deck(j.variant, part=j.deck_part, name=j.deck)
+        except ValueError as err:
+            raise ConfigError(f"{src}: job.deck = {j.deck!r}: {err}") from None
+        need = cal.openings + cal.validation_openings
+        if len(deck) < need:
+            raise ConfigError(f"{src}: calibrate.openings + calibrate.validation_openings = {need}, but the "
+                              f"deck {j.deck or j.variant!r} (job.deck_part = {j.deck_part!r}) has {len(deck)} "
+                              "openings")
     if j.seed_profile is not None:
 
         try:
             load_profile(j.seed_profile, j.variant)
         except ValueError as err:
             raise ConfigError(f"{src}: job.seed_profile = {j.seed_profile!r}: {err}") from None
-
-
-def _check_pin(config: RunConfig, pin: str) -> None:
-    """The pin must be one of the ladder's anchors."""
-
-    names = [a.name for a in anchors(job(config).variant, ladder_section(config))]
-    if pin not in names:
-        raise ConfigError(f"{config.source}: calibrate.pin = {pin!r} is not a ladder anchor; anchors: "
-                          f"{', '.join(names)}")

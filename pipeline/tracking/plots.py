@@ -137,3 +137,38 @@ def score_distribution_plot(
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One point of a strength curve: knob value, Elo and its 95 % CI."""
+
+    x: float
+    elo: float
+    ci_low: float
+    ci_high: float
+
+
+def strength_curve_plot(curves: Mapping[str, Sequence[CurvePoint]], path: str | Path, *,
+                        xlabels: Mapping[str, str], marks: Mapping[str, float] | None = None,
+                        title: str = "Strength curves") -> Path:
+    """One panel per curve: Elo over the knob with CI bars; horizontal lines at ``marks``
+    (e.g. the product's levels and the targets)."""
+    if not curves:
+        raise ValueError("strength_curve_plot needs at least one curve")
+    fig, axes = plt.subplots(1, len(curves), figsize=(5.0 * len(curves), 4.0), squeeze=False)
+    for ax, (name, points) in zip(axes[0], curves.items(), strict=True):
+        if not points:
+            raise ValueError(f"curve {name!r}: no points")
+        xs = np.array([_finite(f"{name}.x", p.x) for p in points])
+        elo = np.array([_finite(f"{name}.elo", p.elo) for p in points])
+        err = np.array([[max(0.0, p.elo - p.ci_low) for p in points], [max(0.0, p.ci_high - p.elo) for p in points]])
+        ax.errorbar(xs, elo, yerr=err, fmt="o-", color="tab:blue", capsize=4, label="Elo, 95 % CI")
+        for label, value in (marks or {}).items():
+            ax.axhline(_finite(label, value), linestyle="--", linewidth=0.8, color="tab:gray")
+            ax.annotate(label, (xs.min(), value), xytext=(2, 2), textcoords="offset points", fontsize=7)
+        ax.set_xlabel(xlabels.get(name, "knob"))
+        ax.set_ylabel("Elo (score-based)")
+        ax.set_title(f"{title}: {name}")
+        ax.grid(alpha=0.3)
+    return _save(fig, path)

@@ -242,6 +242,8 @@ def sampler_seed(run_seed: int, study_name: str, n_finished: int) -> int:
 
 
 def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> optuna.samplers.BaseSampler:
+    """A seeded sampler. TPE honours the constraints a trial carries (:func:`tell_trial`'s
+    ``constraints``: feasible when every value is <= 0), Optuna's constrained optimisation."""
     if kind == "tpe":
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup_trials)
     if kind == "random":
@@ -356,12 +358,16 @@ def tell_trial(
     *,
     pruned_at_step: int | None = None,
     user_attrs: Mapping[str, Any] | None = None,
+    constraints: Mapping[str, float] | None = None,
 ) -> FrozenTrial:
     """Finish a trial as COMPLETE with its objective value(s).
 
-    A pruned trial passes ``pruned_at_step`` and the mean of the scores it played as ``value``."""
+    A pruned trial passes ``pruned_at_step`` and the mean of the scores it played as ``value``.
+    ``constraints``: named values, feasible when all are <= 0 (TPE samples towards feasibility)."""
     for key, attr in (user_attrs or {}).items():
         trial.set_user_attr(key, attr)
+    for key, bound in (constraints or {}).items():
+        trial.set_constraint(key, float(bound))
     if pruned_at_step is not None:
         trial.set_user_attr("pruned", True)
         trial.set_user_attr("pruned_at_step", int(pruned_at_step))

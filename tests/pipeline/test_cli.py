@@ -57,7 +57,7 @@ def test_keys_lists_config_keys_knobs_and_features(capsys: pytest.CaptureFixture
     assert done.value.code == 0 and "python -m pipeline keys" in capsys.readouterr().out
     assert main(["keys"]) == 0
     out = capsys.readouterr().out
-    for text in ("| ladder.depths |", "| tune.weights |", "| calibrate.levels |",
+    for text in ("| ladder.depths |", "| tune.weights |", "| calibrate.hard_budgets |",
                  "| `max_depth` | search | int | 8 |", "| `advance` | -30 to 30 |"):
         assert text in out, text
 

@@ -11,63 +11,52 @@ from pipeline.cli.main import main
 from pipeline.games.stage import write_result
 from pipeline.job.export import ExportError, current_bench_signature, export_run, verify_profile
 
-
-def fake_run(root: Path, run_id: str = "r1") -> Path:
-    """A run folder holding what the calibrate stage and the job write (no games needed)."""
-    from engine.profile import LevelProfile
-    from engine.variants import get_variant
-
-    folder = root / run_id
-    levels = {}
-    for n, (name, depth, elo) in enumerate((("easy", 1, 300.0), ("medium", 2, 700.0), ("hard", 4, 1100.0))):
-        knobs = {"max_depth": depth, "random_move_prob": 0.1 * (2 - n)}
-        level = LevelProfile.from_knobs(get_variant("english"), name, knobs=knobs)
-        levels[name] = {"level": level.to_json(), "elo": elo, "ci": [elo - 80, elo + 90],
-                        "description": f"target {elo:+.0f}"}
-    write_result(folder / "calibrate" / "result.json", {"variant": "english", "levels": levels})
-    write_result(folder / "run.json", {"run_id": run_id, "config_hash": "c0ffee"})
-    write_result(folder / "tracking.json", {"run_id": "mlflow-run-1", "experiment": "draughts-english"})
-    return folder
+from .calibration_sample import fake_run, sample_outcome
 
 
 def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
     from engine.profile import load_profile
 
     folder = fake_run(tmp_path)
+    outcome = sample_outcome()
     result = export_run(folder, tmp_path / "profiles", bench_signature=12345, description="test")
     assert result.path == tmp_path / "profiles" / "english.json"
     profile = load_profile(result.path, "english")
-    assert profile.level("hard").max_depth == 4
+    assert profile.level("hard").node_budget == 200_000 and profile.level("hard").noise_sigma == 0.0
     assert profile.level("easy").random_move_prob == pytest.approx(0.2)
+    assert profile.level("medium").max_depth == 4 and profile.level("medium").noise_sigma == 35.0
     p = profile.provenance
     assert (p.bench_signature, p.source_config_hash, p.tracking_run_id, p.experiment) == (
         12345, "c0ffee", "mlflow-run-1", "draughts-english")
-    assert p.levels["medium"].elo == 700.0 and p.levels["medium"].elo_ci == (620.0, 790.0)
-    assert result.levels["easy"] == (300.0, 220.0, 390.0)
+    assert p.levels["medium"].elo == 1440.0 and p.levels["medium"].elo_ci == (1415.0, 1467.0)
+    assert "score-based" in p.description and p.description.endswith("test")
+    measures = p.levels["hard"].measures
+    assert measures is not None and measures.median_depth == 8.0 and measures.expected_score_next is None
+    assert measures.expected_score_product == outcome.levels["hard"].expected_score_product
+    assert "hard - product-hard >= +50" in p.levels["hard"].description and "holds" in p.levels["hard"].description
+    assert result.levels["easy"] == (1010.0, 985.0, 1037.0)
     assert not list((tmp_path / "profiles").glob(".*tmp"))
     default = export_run(folder, bench_signature=1)
     assert default.path == folder / "profiles" / "english.json"
 
 
-def test_a_chained_levels_neighbour_is_exported_as_rated_against(tmp_path: Path) -> None:
-    from engine.profile import load_profile
-    from pipeline.games.stage import read_result
-
+def test_export_keeps_the_precision_the_measurement_has(tmp_path: Path) -> None:
     folder = fake_run(tmp_path)
-    path = folder / "calibrate" / "result.json"
-    result = read_result(path)
-    assert result is not None
-    for name in ("easy", "hard"):
-        neighbour = {"level": "medium", "name": "medium-t0001", "elo": 700.0}
-        result["levels"][name]["confirm"] = {"neighbour": neighbour}
-    result["levels"]["medium"]["confirm"] = {"neighbour": None}
-    write_result(path, result)
-    exported = export_run(folder, tmp_path / "profiles", bench_signature=1)
-    levels = load_profile(exported.path, "english").provenance.levels
-    against = {n: lp.rated_against for n, lp in levels.items()}
-    assert against == {"easy": "medium", "medium": None, "hard": "medium"}
-    unchained = export_run(fake_run(tmp_path, "r2"), tmp_path / "plain", bench_signature=1)
-    assert "rated_against" not in unchained.path.read_text()
+    data = json.loads((folder / "calibrate" / "result.json").read_text())
+    data["levels"]["easy"]["elo"] = 1010.123456
+    data["levels"]["easy"]["expected_score_next"] = 0.0912345678
+    write_result(folder / "calibrate" / "result.json", data)
+    text = export_run(folder, tmp_path / "p", bench_signature=1).path.read_text()
+    assert "1010.1," in text and "0.0912," in text and "1010.12" not in text
+
+
+def test_a_damaged_calibration_result_is_one_line(tmp_path: Path) -> None:
+    folder = fake_run(tmp_path)
+    data = json.loads((folder / "calibrate" / "result.json").read_text())
+    del data["claims"]
+    write_result(folder / "calibrate" / "result.json", data)
+    with pytest.raises(ExportError, match="calibration result: missing key 'claims'"):
+        export_run(folder, tmp_path / "p", bench_signature=1)
 
 
 def test_a_profile_from_another_search_is_rejected(tmp_path: Path) -> None:

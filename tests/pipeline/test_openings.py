@@ -12,13 +12,17 @@ from pipeline.games.openings import OpeningsError, deck_variants, load_deck, val
 
 
 def test_shipped_decks() -> None:
-    assert deck_variants() == ["brazilian", "english", "international", "russian", "suicide"]
+    assert deck_variants() == ["brazilian", "english", "english-extended", "international",
+                               "international-extended", "russian", "suicide", "suicide-extended"]
     english = load_deck("english")
     assert len(english) == 157 and not any(o.lost for o in english)
     assert len(load_deck("english", include_lost=True)) == 174
     assert len(load_deck("brazilian")) == 736 and len(load_deck("russian")) == 745
     assert english[0].id == "001" and english[0].moves == ("9-13", "21-17", "5-9")
     assert load_deck("checkers") == english  # aliases resolve
+    extended = load_deck("english", name="english-extended")
+    ballots = {o.moves for o in english}
+    assert len(extended) == 600 and all(o.moves[:-2] in ballots for o in extended)  # 2 plies past a ballot
 
 
 def test_variant_without_deck_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -27,7 +31,7 @@ def test_variant_without_deck_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setattr(openings, "_deck_resource", lambda variant: tmp_path / f"{variant}.json")
     if hasattr(openings._load_all, "cache_clear"):
         openings._load_all.cache_clear()
-    with pytest.raises(OpeningsError, match="no opening deck for variant 'suicide'"):
+    with pytest.raises(OpeningsError, match="no opening deck 'suicide' for variant 'suicide'"):
         load_deck("suicide")
 
 

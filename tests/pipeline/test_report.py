@@ -4,38 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
 import pytest
 
 from pipeline.cli.main import main
 from pipeline.games.stage import write_result
 from pipeline.job.report import ReportError, write_report
 
-
-def _level(number: int, elo: float, target: float) -> dict[str, Any]:
-    return {"number": number, "slot": number, "stage": f"calibrate/x/trial-{number:04d}", "elo": elo,
-            "ci": [elo - 100, elo + 100], "target": target, "within_ci": abs(elo - target) <= 100,
-            "nodes_per_move": 50.0 * (number + 1), "games": 40, "anchors": ["d1", "d2"],
-            "knobs": {"max_depth": 2, "random_move_prob": 0.25}, "value": abs(elo - target),
-            "opponent_wins": {"wins": 3, "mean": 900.0, "p10": 700.0, "median": 950.0, "p90": 1100.0,
-                              "max": 1200.0}}
+from .calibration_sample import fake_run
 
 
 def fake_results(folder: Path) -> None:
-    write_result(folder / "run.json", {"run_id": folder.name})
-    write_result(folder / "ladder.json", {"variant": "english", "anchors": [
-        {"name": "random", "elo": 0.0, "ci_low": 0.0, "ci_high": 0.0},
-        {"name": "d1", "elo": 600.0, "ci_low": 500.0, "ci_high": 700.0},
-        {"name": "d2", "elo": 900.0, "ci_low": 780.0, "ci_high": 1020.0}]})
+    fake_run(folder.parent, folder.name)
     write_result(folder / "tune" / "result.json", {"decision": "rejected", "accepted": False, "trials": [
         {"number": 0, "value": 0.48}, {"number": 1, "value": None}, {"number": 2, "value": 0.55}]})
-    levels = {"easy": _level(0, 420.0, 400.0), "medium": _level(1, 690.0, 700.0),
-              "hard": _level(2, 990.0, 1200.0)}
-    trials = {name: [rec, {**rec, "number": 5, "value": 300.0}] for name, rec in levels.items()}
-    write_result(folder / "calibrate" / "result.json", {"variant": "english", "ordered": True,
-                                                        "notes": ["hard: missed"], "levels": levels,
-                                                        "trials": trials})
 
 
 def test_report_writes_table_and_plots(tmp_path: Path) -> None:
@@ -43,21 +24,21 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     fake_results(folder)
     report = write_report(folder)
     names = {p.name for p in report.files}
-    expected = {"ladder.png", "tune_history.png", "calibrate_easy_history.png", "levels.md", "levels.json"}
-    assert expected <= names
+    assert {"levels.png", "curves.png", "easy_trials.png", "tune_history.png", "levels.md", "levels.json"} <= names
     for path in report.files:
         assert path.is_file() and path.stat().st_size > 0
     md = (report.folder / "levels.md").read_text()
-    assert "| easy | +400 | +420 | [+320, +520] | 100 | yes |" in md
-    assert "| hard | +1200 | +990 | [+890, +1090] | 100 | NO |" in md and "hard: missed" in md
-    assert "Weight tuning: rejected" in md
-    rows = json.loads((report.folder / "levels.json").read_text())["levels"]
-    assert [r["level"] for r in rows] == ["easy", "medium", "hard"]
+    assert "| hard | hard-200000 | 1880 | [1855, 1907] | 1885 [1850, 1920] | - | 0.50 / 0.20 / 0.10 | 10000 | 8 |" in md
+    assert "| hard - product-hard >= +50, CI above 0 | +70 | [+45, +95] | yes | yes |" in md
+    assert "| 3 | -12 | 0.090 | yes | yes |" in md and "| 4 | -90 | 0.120 | no |  |" in md
+    assert "Weight tuning: rejected" in md and "product-medium held at 1500" in md
+    data = json.loads((report.folder / "levels.json").read_text())
+    assert set(data["levels"]) == {"easy", "medium", "hard"} and len(data["claims"]) == 3
 
 
-def test_report_needs_a_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_needs_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ReportError, match=r"no ladder\.json"):
+    with pytest.raises(ReportError, match=r"no calibrate/result\.json"):
         write_report(tmp_path / "empty")
     fake_results(tmp_path / "out" / "run1")
     assert main(["report", "run1", "--output", str(tmp_path / "out")]) == 0

@@ -50,22 +50,12 @@ def test_the_experiment_records_the_run_the_profile_came_from(variant: str) -> N
     assert (folder / "config.toml").is_file()
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_the_run_config_has_the_shipped_settings(variant: str) -> None:
-    """configs/runs/<variant>.toml calibrates as the shipped run did: same variant, targets and
-    knobs (each fixed knob at the shipped value, each searched range holding it)."""
-    import pipeline.config.job_sections as sections
+@pytest.mark.parametrize("config", sorted((REPO / "configs" / "runs").glob("*.toml")), ids=lambda p: p.stem)
+def test_every_run_config_validates(config: Path) -> None:
+    """Each config a user runs passes every check a run makes before its first game."""
     from pipeline.config.run_config import load_config
     from pipeline.job.validate import validate_job
 
-    folder, _ = _experiment(variant)
-    shipped = json.loads((folder / "results.json").read_text(encoding="utf-8"))["levels"]
-    config = load_config(REPO / "configs" / "runs" / f"{variant}.toml")
-    validate_job(config)
-    assert sections.job(config).variant == variant
-    for level in sections.calibrate_section(config).levels:
-        assert level.target == shipped[level.name]["target"]
-        knobs = shipped[level.name]["knobs"]
-        for r in level.knobs:
-            value = knobs[r.name]
-            assert (value == r.low) if r.fixed else (r.low <= value <= r.high), (level.name, r)
+    loaded = load_config(config)
+    if "job" in loaded.sections:
+        validate_job(loaded)

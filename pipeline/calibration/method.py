@@ -1,0 +1,330 @@
+"""The calibration method: strength curves against the product's levels, one pooled fit, validation.
+
+One run per variant (docs/calibration.md):
+
+1. **Openings.** The deck is split once, by the run seed, into the curve openings and the
+   validation openings; every curve pairing plays the same curve openings (each twice, colours
+   swapped), so a bootstrap over openings resamples whole openings across every pairing.
+2. **Curves.** Hard's points (node budgets) play the product's Hard and their neighbours;
+   Medium's points (root noise at 4 plies, and 5 plies without noise) play the product's Medium
+   and their neighbours; the product's Easy, Medium and Hard play each other.
+3. **Easy.** Optuna chooses Easy's weakening mix at <= 2 plies: each trial plays the product's
+   Easy; the objective is the trial's blunder rate, the constraint its strength (within
+   ``claims.EASY_TOLERANCE`` of the product's Easy).
+4. **Choice.** One pooled score-based fit of every game so far (the product's Medium held at
+   1500): Hard is the point at the product's budget; Easy the best feasible trial; Medium the
+   inversion of its curve at the midpoint of Easy and Hard.
+5. **Validation.** The three chosen levels play the product's levels and each other on the
+   validation openings; their claims (:mod:`pipeline.calibration.claims`) are judged on those
+   games alone. The exported Elo comes from one fit of every game of the run.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from engine.board import Board
+from engine.player import Player
+from engine.profile import LEVEL_NAMES
+from pipeline.calibration import claims
+from pipeline.calibration.outcome import CalibrationOutcome, EasyTrial, LevelOutcome
+from pipeline.calibration.paths import (
+    EASY_SPACE,
+    MEDIUM_DEPTH,
+    MEDIUM_FALLBACK_DEPTH,
+    PathPlayer,
+    easy_player,
+    hard_player,
+    medium_player,
+)
+from pipeline.calibration.product import ANCHOR_ELO, ProductLevels, product_levels
+from pipeline.config.job_sections import CalibrateSection
+from pipeline.games.openings import Opening
+from pipeline.games.pairings import Pairing
+from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
+from pipeline.ratings.blunders import blunder_rate, move_texts
+from pipeline.ratings.curve import fit_curve
+from pipeline.ratings.scale import ScaleFit, scale_from_games
+from pipeline.tuning.studies import (
+    ask_trial,
+    complete_trials,
+    remaining_trials,
+    space_from_engine,
+    tell_trial,
+)
+
+CAL_DIR = "calibrate"
+RESULT_FILE = "result.json"
+_DECK_TAG = 0x63616C69  # "cali": the opening split's stream
+_STREAM = 0  # every pairing of a stage plays the same openings
+STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EASY_TOLERANCE
+DEPTH_POSITIONS = 60  # middlegame positions the median depth is measured on
+_MIDDLEGAME_PLIES = (16, 24, 32)
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class OpeningSplit:
+    """The curve and validation openings of a run (disjoint, chosen by the run seed)."""
+
+    curve: tuple[Opening, ...]
+    validation: tuple[Opening, ...]
+    unused: tuple[Opening, ...]
+
+
+def split_openings(deck: Sequence[Opening], run_seed: int, curve: int, validation: int) -> OpeningSplit:
+    """Shuffle the deck by the run seed and cut it; ValueError when it is too small."""
+    need = curve + validation
+    if len(deck) < need:
+        raise ValueError(f"the opening deck has {len(deck)} openings; [calibrate] openings + "
+                         f"validation_openings = {need} needs at least that many (use a larger deck)")
+    rng = np.random.default_rng(np.random.SeedSequence(run_seed, spawn_key=(_DECK_TAG,)))
+    order = [deck[int(i)] for i in rng.permutation(len(deck))]
+    return OpeningSplit(tuple(order[:curve]), tuple(order[curve:need]), tuple(order[need:]))
+
+
+@dataclass(frozen=True)
+class Curves:
+    """The players of the curve stage."""
+
+    hard: tuple[PathPlayer, ...]  # by budget, weakest first
+    medium: tuple[PathPlayer, ...]  # by noise, weakest first (4 plies), then 5 plies without noise
+    medium_noise: tuple[float, ...]  # noise of each 4-ply medium point, weakest first
+
+
+def curve_players(variant: str, weights: Mapping[str, float], section: CalibrateSection) -> Curves:
+    hard = tuple(hard_player(variant, weights, b) for b in section.hard_budgets)
+    noise = tuple(sorted(section.medium_noise, reverse=True))
+    medium = tuple(medium_player(variant, weights, n) for n in noise)
+    top = medium_player(variant, weights, 0.0, depth=MEDIUM_FALLBACK_DEPTH)
+    return Curves(hard, (*medium, top), noise)
+
+
+def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[Pairing]:
+    """Every pairing of the curve stage, each on the same ``pairs`` openings."""
+    out = [Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
+           Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM)]
+    for path, ref in ((curves.hard, "hard"), (curves.medium, "medium")):
+        for i, player in enumerate(path):
+            out.append(Pairing(player.spec, product.spec(ref), pairs, stream=_STREAM))
+            if i:
+                out.append(Pairing(player.spec, path[i - 1].spec, pairs, stream=_STREAM))
+    return out
+
+
+def _interval(fit: ScaleFit, coefficients: Mapping[str, float]) -> tuple[float, float, float]:
+    """A linear combination of ratings: point estimate and percentile bootstrap CI."""
+    weights = np.zeros(len(fit.players))
+    for name, c in coefficients.items():
+        weights[fit.index(name)] = c
+    est = fit.estimate(lambda e: e @ weights)
+    return est.value, est.ci_low, est.ci_high
+
+
+def _elo(fit: ScaleFit, name: str) -> float:
+    return fit.rating(name).value
+
+
+def _score(fit: ScaleFit, a: str, b: str) -> float:
+    return fit.expected_score(a, b).value
+
+
+# ---- Easy: Optuna's weakening mix -------------------------------------------------------------------
+
+
+def _easy_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, Any], weights: Mapping[str, float],
+                product: ProductLevels, pairs: int) -> EasyTrial:
+    slot = trial_slot(study, trial)
+    player = easy_player(ctx.variant, weights, dict(params), f"easy-t{slot:03d}")
+    table = ctx.play(f"{CAL_DIR}/easy/trial-{slot:03d}",
+                     [Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM)])
+    scores = [r["result_a"] for r in table.select(["result_a"]).to_pylist()]
+    score = float(np.mean(scores))
+    clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
+    gap = float(-400.0 * np.log10(1.0 / clipped - 1.0))
+    blunders = blunder_rate(ctx.variant, table, player.name)
+    rate = blunders.rate if blunders.rate is not None else 1.0
+    constraint = abs(gap) - claims.EASY_TOLERANCE
+    tell_trial(study, trial, rate, user_attrs={"gap": gap, "score": score, "slot": slot, "games": table.num_rows},
+               constraints={STRENGTH_CONSTRAINT: constraint})
+    return EasyTrial(slot, player.name, dict(params), gap, score, rate, table.num_rows, constraint <= 0)
+
+
+def run_easy_study(ctx: StageContext, study: Any, section: CalibrateSection, weights: Mapping[str, float],
+                   product: ProductLevels, log: Log | None) -> list[EasyTrial]:
+    """Play the Easy study's missing trials; every finished trial, in trial order."""
+    space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
+    pairs = min(section.easy_openings, section.openings)
+    while remaining_trials(study, section.easy_trials) > 0:
+        trial, params = ask_trial(study, space)
+        outcome = _easy_trial(ctx, study, trial, params, weights, product, pairs)
+        if log is not None:
+            n = len(complete_trials(study))
+            log(f"easy trial {n}/{section.easy_trials}: blunder rate {outcome.blunder_rate:.3f}, "
+                f"{outcome.gap:+.0f} Elo against the product's Easy ({'feasible' if outcome.feasible else 'too far'})")
+    trials = []
+    for t in complete_trials(study):
+        attrs = t.user_attrs
+        slot = int(attrs["slot"])
+        trials.append(EasyTrial(slot, f"easy-t{slot:03d}", dict(t.params), float(attrs["gap"]),
+                                float(attrs["score"]), float(t.value or 0.0), int(attrs["games"]),
+                                float(t.constraints.get(STRENGTH_CONSTRAINT, math.inf)) <= 0))
+    return sorted(trials, key=lambda e: e.slot)
+
+
+def choose_easy(trials: Sequence[EasyTrial]) -> EasyTrial:
+    """The feasible trial with the lowest blunder rate, else the trial closest in strength."""
+    if not trials:
+        raise ValueError("the Easy study has no finished trial")
+    feasible = [t for t in trials if t.feasible]
+    if feasible:
+        return min(feasible, key=lambda t: (t.blunder_rate, abs(t.gap), t.slot))
+    return min(trials, key=lambda t: (abs(t.gap), t.blunder_rate, t.slot))
+
+
+# ---- measures of a chosen level -------------------------------------------------------------------
+
+
+def middlegame_positions(table: pa.Table, variant: str, limit: int) -> list[Board]:
+    """Positions at plies 16, 24 and 32 of the games (in game order), at most ``limit``."""
+    out: list[Board] = []
+    for row in table.select(["opening_fen", "moves"]).to_pylist():
+        board = Board(variant, row["opening_fen"])
+        for ply, text in enumerate(move_texts(row["moves"]), start=1):
+            board.push_text(text)
+            if ply in _MIDDLEGAME_PLIES and board.outcome() is None:
+                out.append(board.copy())
+            if ply >= _MIDDLEGAME_PLIES[-1]:
+                break
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+def median_depth(player: PathPlayer, positions: Sequence[Board]) -> float | None:
+    """Median completed search depth of the level's unweakened search over ``positions``."""
+    if not positions:
+        return None
+    searcher = Player(player.level.unweakened(), seed=0)
+    return float(statistics.median(searcher.choose_move(b).depth for b in positions))
+
+
+# ---- the run ----------------------------------------------------------------------------------------
+
+
+def run_calibration(ctx: StageContext, section: CalibrateSection, weights: Mapping[str, float], easy_study: Any,
+                    *, log: Log | None = None) -> CalibrationOutcome:
+    """The whole method (see the module docstring); writes ``calibrate/result.json``."""
+    say = log or (lambda _text: None)
+    product = product_levels(ctx.variant)
+    split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
+    curve_ctx = replace(ctx, deck=split.curve)
+    curves = curve_players(ctx.variant, weights, section)
+    say(f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
+        f"{len(curves.medium)} Medium points, the product's three levels)")
+    curve_games = curve_ctx.play(f"{CAL_DIR}/curves", curve_pairings(product, curves, len(split.curve)))
+    say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials")
+    trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say)
+    reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
+    easy_tables = [reader.play(f"{CAL_DIR}/easy/trial-{t.slot:03d}",
+                                  [Pairing(easy_player(ctx.variant, weights, t.params, t.player).spec,
+                                           product.spec("easy"), min(section.easy_openings, section.openings),
+                                           stream=_STREAM)]) for t in trials]
+    choice_games = pa.concat_tables([curve_games, *easy_tables])
+    fit = scale_from_games(choice_games, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
+                           bootstrap=section.bootstrap, seed=ctx.run_seed)
+    easy = choose_easy(trials)
+    easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
+    hard = curves.hard[-1]
+    target = (_elo(fit, easy.player) + _elo(fit, hard.name)) / 2.0
+    medium, medium_note = _choose_medium(ctx.variant, weights, curves, fit, target)
+    say(f"calibrate: chose easy {easy.player}, medium {medium.name} (target {target:.0f}), hard {hard.name}")
+
+    val_ctx = replace(ctx, deck=split.validation)
+    chosen = {"easy": easy_level, "medium": medium, "hard": hard}
+    n_val = len(split.validation)
+    pairings = [Pairing(chosen[n].spec, product.spec(n), n_val, stream=_STREAM) for n in LEVEL_NAMES]
+    pairings += [Pairing(chosen["medium"].spec, chosen["easy"].spec, n_val, stream=_STREAM),
+                 Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM)]
+    say(f"calibrate: validation on {n_val} fresh openings")
+    validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
+    vfit = scale_from_games(validation, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
+                            bootstrap=section.bootstrap, seed=ctx.run_seed + 1)
+    names = {n: chosen[n].name for n in LEVEL_NAMES}
+    verdicts = [
+        claims.hard_claim(*_interval(vfit, {names["hard"]: 1.0, product.player("hard"): -1.0})),
+        claims.easy_claim(*_interval(vfit, {names["easy"]: 1.0, product.player("easy"): -1.0})),
+        claims.medium_claim(*_interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})),
+    ]
+    everything = pa.concat_tables([choice_games, validation])
+    pooled = scale_from_games(everything, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
+                              bootstrap=section.bootstrap, seed=ctx.run_seed + 2)
+    positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
+    levels: dict[str, LevelOutcome] = {}
+    for i, level in enumerate(LEVEL_NAMES):
+        player = chosen[level]
+        blunders = blunder_rate(ctx.variant, validation, player.name)
+        nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
+        elo, low, high = _interval(pooled, {player.name: 1.0})
+        vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
+        levels[level] = LevelOutcome(
+            level=level, player=player.name, profile=player.level.to_json(), elo=elo, ci=(low, high),
+            validation_elo=vfit.rating(player.name).value,
+            validation_ci=(vfit.rating(player.name).ci_low, vfit.rating(player.name).ci_high),
+            expected_score_next=None if nxt is None else _score(pooled, player.name, nxt),
+            expected_score_product=vs_product, nodes_per_move=player_nodes_per_move(validation, player.name),
+            median_depth=median_depth(player, positions), blunder_rate=blunders.rate,
+            blunder_ci=(blunders.ci_low, blunders.ci_high), games=int(pooled.games[pooled.index(player.name)]))
+    product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
+    outcome = CalibrationOutcome(
+        variant=ctx.variant, product_file=str(product.path), anchor=product.anchor, anchor_elo=ANCHOR_ELO,
+        levels=levels, claims=tuple(verdicts), easy_trials=tuple(trials), easy_choice=easy.slot,
+        product_elo={p: _interval(pooled, {product.player(p): 1.0}) for p in LEVEL_NAMES},
+        product_easy_blunder_rate=product_blunders.rate,
+        easy_blunder_halved=claims.blunder_claim(levels["easy"].blunder_rate, product_blunders.rate),
+        medium_target=target, medium_note=medium_note,
+        curves={"hard": _curve_json(pooled, [float(np.log2(b)) for b in section.hard_budgets],
+                                    [p.name for p in curves.hard], "log2(node_budget)"),
+                "medium": _curve_json(pooled, [-n for n in curves.medium_noise],
+                                      [p.name for p in curves.medium[:-1]], "-noise_sigma")},
+        openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused)},
+        curve_openings=tuple(o.id for o in split.curve),
+        validation_openings=tuple(o.id for o in split.validation),
+        games=everything.num_rows, scale=pooled.to_json(samples=False),
+    )
+    write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
+    return outcome
+
+
+def _choose_medium(variant: str, weights: Mapping[str, float], curves: Curves, fit: ScaleFit,
+                   target: float) -> tuple[PathPlayer, str]:
+    """Medium at ``target``: the noise curve's inversion, or 5 plies when 4 cannot reach it."""
+    noiseless = curves.medium[-2]
+    top = curves.medium[-1]
+    if target > _elo(fit, noiseless.name):
+        if abs(_elo(fit, top.name) - target) < abs(_elo(fit, noiseless.name) - target):
+            return top, f"the target is above 4 plies without noise; {MEDIUM_FALLBACK_DEPTH} plies is closer"
+        return noiseless, "the target is above 4 plies without noise; 4 plies without noise is closest"
+    names = [p.name for p in curves.medium[:-1]]
+    xs = [-n for n in curves.medium_noise]
+    curve = fit_curve(xs, fit, names, increasing=True)
+    x = curve.invert(target)
+    noise = max(0.0, -float(x.value))
+    return medium_player(variant, weights, noise, depth=MEDIUM_DEPTH), f"noise curve inverted at {target:.0f}"
+
+
+def _curve_json(fit: ScaleFit, xs: Sequence[float], names: Sequence[str], axis: str) -> dict[str, Any]:
+    points = []
+    for x, n in zip(xs, names, strict=True):
+        r = fit.rating(n)
+        points.append({"x": x, "player": n, "elo": r.value, "ci": [r.ci_low, r.ci_high]})
+    curve = fit_curve(list(xs), fit, list(names), increasing=True)
+    return {"axis": axis, "points": points, "curve": curve.to_json()}
