@@ -297,3 +297,24 @@ def test_match_score_perfect_and_self_match() -> None:
     assert match_score(same, "r", "r", bootstrap=100, seed=0).score.value == 0.75
     with pytest.raises(RatingsError, match="no games between 'x' and 'z'"):
         match_score(table, "x", "z", seed=0)
+
+
+def test_player_missing_from_resamples_is_flagged() -> None:
+    """A player who met the others on one opening only drops out of about a third of the resamples."""
+    columns = ["white_player", "black_player", "result_white", "opening_id"]
+    table = _games(14, 30, [("p0", "p1")]).select(columns)
+    rows = [["p1", "rare"], ["rare", "p1"], [0.5, 0.5], ["o0", "o0"]]
+    rare = pa.table(dict(zip(columns, rows, strict=True)))
+    fit = _fit(pa.concat_tables([table, rare]), "p0")
+    reasons = [f.reason for f in fit.flags if f.player == "rare"]
+    assert any(r.startswith("absent from ") and "of 200 bootstrap resamples" in r for r in reasons), fit.flags
+    assert "p1" not in fit.flagged
+
+
+def test_estimate_gives_a_ci_for_any_function_of_the_ratings() -> None:
+    fit = _fit(_games(15, 60))
+    mid = fit.estimate(lambda e: 0.5 * (e[:, fit.index("p1")] + e[:, fit.index("p3")]))
+    assert mid.value == pytest.approx(0.5 * (fit.rating("p1").value + fit.rating("p3").value))
+    assert mid.ci_low < mid.value < mid.ci_high
+    with pytest.raises(RatingsError, match="must map k rows"):
+        fit.estimate(lambda e: e)
