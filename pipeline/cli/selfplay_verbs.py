@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any
 
@@ -95,19 +94,22 @@ def _match_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray", action="store_true", help="fan out on Ray (RAY_ADDRESS or a private local Ray)")
 
 
-def _finite_or_none(value: float) -> float | None:
-    """JSON has no infinity: an Elo of +-inf (every pair won or lost) is written as null."""
-    return value if math.isfinite(value) else None
+#: Bootstrap resamples (over openings) behind the match's Elo CI; seeded by the match's --seed.
+MATCH_BOOTSTRAP = 1000
 
 
-@command("match", "play a paired match between two players and report Elo with a 95%% CI", _match_args)
+@command("match", "play a paired match between two players and report its score-based Elo with a 95%% CI "
+                  "(bootstrap over openings)", _match_args)
 def _match(args: argparse.Namespace) -> int:
     # heavy, see docstring
+    import pyarrow as pa
+
     from pipeline.config.run_config import parse_config
     from pipeline.games.executor import RayOptions, make_executor
     from pipeline.games.players import player_source
     from pipeline.games.selfplay import plan_batches, preflight
     from pipeline.ratings import pentanomial_counts, pentanomial_stats
+    from pipeline.ratings.scale import match_score, match_score_json
 
     config = parse_config(
         {
@@ -124,13 +126,20 @@ def _match(args: argparse.Namespace) -> int:
     sources = {side: player_source(spec, variant) for side, spec in (("a", args.a), ("b", args.b))}
     specs = plan_batches(config)
     executor = make_executor(in_process=not args.ray, options=RayOptions())
-    rows: list[dict[str, Any]] = []
+    tables: list[pa.Table] = []
     try:
         for _, table in executor.run(specs):
-            rows.extend(table.select(["pair_id", "result_a", "termination", "white_nodes", "black_nodes",
-                                      "white_seconds", "black_seconds"]).to_pylist())
+            tables.append(table.select(["pair_id", "result_a", "white_nodes", "black_nodes", "white_seconds",
+                                        "black_seconds", "opening_id", "player_a", "player_b", "white_player",
+                                        "black_player", "moves"]))
     finally:
         executor.close()
+    games = pa.concat_tables(tables)
+    rows = games.select(["pair_id", "result_a", "white_nodes", "black_nodes", "white_seconds",
+                         "black_seconds"]).to_pylist()
+    # score-based Elo of side A, CI from a bootstrap over openings (replays of an opening come together)
+    scored = match_score(games, games.column("player_a")[0].as_py(), games.column("player_b")[0].as_py(),
+                         bootstrap=MATCH_BOOTSTRAP, seed=args.seed)
     pairs: dict[int, float] = {}
     for row in rows:
         pairs[row["pair_id"]] = pairs.get(row["pair_id"], 0.0) + row["result_a"]
@@ -141,8 +150,7 @@ def _match(args: argparse.Namespace) -> int:
     report = {
         "variant": config.selfplay.variant, "a": args.a, "b": args.b, "games": len(rows), "seed": args.seed,
         "wins": wins, "draws": draws, "losses": len(rows) - wins - draws,
-        "score": stats.score, "elo": _finite_or_none(stats.elo),
-        "elo_ci": [_finite_or_none(stats.elo_ci_low), _finite_or_none(stats.elo_ci_high)],
+        **match_score_json(scored),
         "los": stats.los,
         "pairs": dict(zip(["0", "0.5", "1", "1.5", "2"], counts, strict=True)),
         # search nodes of both sides (as engine bench counts them) and the games' CPU seconds
@@ -155,8 +163,9 @@ def _match(args: argparse.Namespace) -> int:
     else:
         print(
             f"{args.a} vs {args.b} ({report['variant']}, {len(rows)} games, seed {args.seed}): "
-            f"W/D/L {wins}/{draws}/{report['losses']} for A, score {stats.score:.3f}, "
-            f"Elo {stats.elo:+.0f} [{stats.elo_ci_low:+.0f}, {stats.elo_ci_high:+.0f}] (95 %), "
+            f"W/D/L {wins}/{draws}/{report['losses']} for A, score {scored.score.value:.3f}, "
+            f"Elo {scored.elo.value:+.0f} [{scored.elo.ci_low:+.0f}, {scored.elo.ci_high:+.0f}] "
+            f"(95 %, bootstrap over {scored.openings} openings; {scored.distinct_games} distinct games), "
             f"LOS {stats.los:.1%}, pairs 0/0.5/1/1.5/2: {'/'.join(str(c) for c in counts)}"
         )
         for side, source in sources.items():

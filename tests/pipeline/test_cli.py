@@ -15,6 +15,7 @@ import pytest
 from engine.profile import shipped_profile, shipped_profile_path
 from pipeline.cli.main import COMMANDS, main
 from pipeline.games.storage import read_games
+from pipeline.ratings.logistic import score_to_elo
 
 from .conftest import REPO, SMOKE
 
@@ -86,10 +87,18 @@ def test_match_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["wins"] + report["draws"] + report["losses"] == 12
     assert sum(report["pairs"].values()) == 6
     assert 0.0 <= report["score"] <= 1.0
+    # score-based Elo: the score's Elo, its CI the score CI's ends mapped (bootstrap over the 6 openings)
+    assert report["ci_method"] == "bootstrap over openings" and report["openings"] == 6
+    assert report["bootstrap"] == 1000 and report["distinct_games"] == 12  # random players never replay
+    assert report["elo"] == pytest.approx(score_to_elo(report["score"]))
+    assert report["elo_ci"] == pytest.approx([score_to_elo(v) for v in report["score_ci"]])
     low, high = report["elo_ci"]
     assert low <= report["elo"] <= high
+    wins = report["wins"] + report["draws"] / 2
+    assert report["score"] == pytest.approx(wins / 12)
     code, text, _ = _run(args, capsys)
     assert code == 0 and "W/D/L" in text and "Elo" in text
+    assert "(95 %, bootstrap over 6 openings; 12 distinct games)" in text
     again = json.loads(_run([*args, "--json"], capsys)[1])
     assert report["nodes"] == 0 and report["cpu_seconds"] > 0  # random players search nothing
     assert again.pop("cpu_seconds") > 0 and report.pop("cpu_seconds") > 0
@@ -117,6 +126,7 @@ def test_match_elo_is_null_when_infinite(capsys: pytest.CaptureFixture[str]) -> 
                          "--json"], capsys)
     report = json.loads(out)
     assert code == 0 and report["score"] == 1.0 and report["elo"] is None and report["pairs"]["2"] == 1
+    assert report["elo_ci"] == [None, None] and report["openings"] == 1
 
 
 def test_selfplay_in_process_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
