@@ -693,7 +693,8 @@ def profile_json_schema() -> dict[str, Any]:
         "median_depth": {"type": ["number", "null"], "minimum": 0.0, "maximum": MAX_MEASURE,
                          "description": "median completed search depth in middlegame positions (plies)"},
         "blunder_rate": {**share, "type": ["number", "null"],
-                         "description": "moves a 4-ply material-only search scores a man or more below its best"},
+                         "description": "moves a 4-ply material-only search scores a man or more "
+                                        "below its best"},
         "expected_score_next": {**share, "type": ["number", "null"],
                                 "description": "predicted score against the next stronger level"},
         "expected_score_product": _closed({n: share for n in LEVEL_NAMES},

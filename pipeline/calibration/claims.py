@@ -43,26 +43,53 @@ class Claim:
         return (self.ci_high - self.ci_low) / 2.0
 
     def to_json(self) -> dict[str, object]:
-        return {"level": self.level, "what": self.what, "estimate": self.estimate, "ci": [self.ci_low, self.ci_high],
-                "holds": self.holds, "precise": self.precise}
+        return {
+            "level": self.level,
+            "what": self.what,
+            "estimate": self.estimate,
+            "ci": [self.ci_low, self.ci_high],
+            "holds": self.holds,
+            "precise": self.precise,
+        }
 
 
 def hard_claim(gap: float, low: float, high: float) -> Claim:
     """Hard minus the product's Hard."""
-    return Claim("hard", f"hard - product-hard >= +{HARD_MARGIN:g}, CI above 0", gap, low, high,
-                 gap >= HARD_MARGIN and low > 0, (high - low) / 2 <= HARD_HALF_WIDTH)
+    return Claim(
+        "hard",
+        f"hard - product-hard >= +{HARD_MARGIN:g}, CI above 0",
+        gap,
+        low,
+        high,
+        gap >= HARD_MARGIN and low > 0,
+        (high - low) / 2 <= HARD_HALF_WIDTH,
+    )
 
 
 def easy_claim(gap: float, low: float, high: float) -> Claim:
     """Easy minus the product's Easy."""
-    return Claim("easy", f"|easy - product-easy| <= {EASY_TOLERANCE:g}", gap, low, high,
-                 abs(gap) <= EASY_TOLERANCE, (high - low) / 2 <= EASY_HALF_WIDTH)
+    return Claim(
+        "easy",
+        f"|easy - product-easy| <= {EASY_TOLERANCE:g}",
+        gap,
+        low,
+        high,
+        abs(gap) <= EASY_TOLERANCE,
+        (high - low) / 2 <= EASY_HALF_WIDTH,
+    )
 
 
 def medium_claim(offset: float, low: float, high: float) -> Claim:
     """Medium minus the midpoint of Easy and Hard."""
-    return Claim("medium", f"|medium - (easy + hard) / 2| <= {MEDIUM_TOLERANCE:g}", offset, low, high,
-                 abs(offset) <= MEDIUM_TOLERANCE, (high - low) / 2 <= MEDIUM_HALF_WIDTH)
+    return Claim(
+        "medium",
+        f"|medium - (easy + hard) / 2| <= {MEDIUM_TOLERANCE:g}",
+        offset,
+        low,
+        high,
+        abs(offset) <= MEDIUM_TOLERANCE,
+        (high - low) / 2 <= MEDIUM_HALF_WIDTH,
+    )
 
 
 def blunder_claim(rate: float | None, product_rate: float | None) -> bool | None:

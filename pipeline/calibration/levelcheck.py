@@ -20,6 +20,7 @@ Results: ``DIR/levelcheck.json`` and ``DIR/levelcheck.md``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -67,14 +68,22 @@ class LevelCheckSettings:
 
     def check(self) -> None:
         """Raise LevelCheckError on a value no check can run with."""
-        for name, low in (("openings", 2), ("ply_cap", 10), ("batch_size", 2), ("bootstrap", 50), ("seed", 0)):
+        for name, low in (
+            ("openings", 2),
+            ("ply_cap", 10),
+            ("batch_size", 2),
+            ("bootstrap", 50),
+            ("seed", 0),
+        ):
             value = getattr(self, name)
             if value < low:
                 raise LevelCheckError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
         if self.batch_size % 2:
             raise LevelCheckError(f"--batch-size must be even (whole pairs), got {self.batch_size}")
         if self.deck_part not in DECK_PARTS:
-            raise LevelCheckError(f"--deck-part must be one of {', '.join(DECK_PARTS)}, got {self.deck_part!r}")
+            raise LevelCheckError(
+                f"--deck-part must be one of {', '.join(DECK_PARTS)}, got {self.deck_part!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,7 @@ def matches(profile: Profile) -> list[Match]:
     for n in LEVEL_NAMES:
         m = levels[n].measures
         out.append(Match(f"profile-{n}", f"product-{n}", None if m is None else m.expected_score_product[n]))
-    for weaker, stronger in zip(LEVEL_NAMES, LEVEL_NAMES[1:], strict=False):
+    for weaker, stronger in itertools.pairwise(LEVEL_NAMES):
         a, b = levels[stronger].elo, levels[weaker].elo
         predicted = None if a is None or b is None else float(elo_to_score(a - b))
         out.append(Match(f"profile-{stronger}", f"profile-{weaker}", predicted))
@@ -115,8 +124,10 @@ def _check_folder(output: Path, plan: dict[str, Any]) -> None:
         old = json.loads(path.read_text(encoding="utf-8"))
         if old != plan:
             changed = sorted(k for k in plan if old.get(k) != plan[k])
-            raise LevelCheckError(f"{str(output)!r} holds a level check of other settings ({', '.join(changed)} "
-                                  "differ): use another --output")
+            raise LevelCheckError(
+                f"{str(output)!r} holds a level check of other settings ({', '.join(changed)} "
+                "differ): use another --output"
+            )
     else:
         write_result(path, plan)
 
@@ -129,8 +140,10 @@ def run_levelcheck(settings: LevelCheckSettings, progress: ProgressFn | None = N
     variant = profile.variant.name
     deck = load_deck(variant, part=settings.deck_part, name=settings.deck)
     if len(deck) < settings.openings:
-        raise LevelCheckError(f"--openings {settings.openings}: the deck {settings.deck or variant!r} "
-                              f"(part {settings.deck_part}) has {len(deck)} openings")
+        raise LevelCheckError(
+            f"--openings {settings.openings}: the deck {settings.deck or variant!r} "
+            f"(part {settings.deck_part}) has {len(deck)} openings"
+        )
     specs = _players(profile)
     plan = {k: v for k, v in asdict(settings).items() if k not in ("output", "in_process", "address")}
     plan["profile_hash"] = profile.profile_hash()
@@ -140,8 +153,20 @@ def run_levelcheck(settings: LevelCheckSettings, progress: ProgressFn | None = N
     pairings = [Pairing(specs[m.a], specs[m.b], settings.openings, stream=0) for m in todo]
     executor = make_executor(in_process=settings.in_process, options=RayOptions(address=settings.address))
     try:
-        games = play_pairings(executor, output, RUN_ID, STAGE, variant, pairings, settings.seed,
-                              settings.batch_size, settings.ply_cap, deck, progress, stage_seeds=True)
+        games = play_pairings(
+            executor,
+            output,
+            RUN_ID,
+            STAGE,
+            variant,
+            pairings,
+            settings.seed,
+            settings.batch_size,
+            settings.ply_cap,
+            deck,
+            progress,
+            stage_seeds=True,
+        )
     finally:
         executor.close()
     result = _judge(settings, profile, todo, games)
@@ -151,34 +176,62 @@ def run_levelcheck(settings: LevelCheckSettings, progress: ProgressFn | None = N
     return result
 
 
-def _judge(settings: LevelCheckSettings, profile: Profile, todo: list[Match], games: pa.Table) -> dict[str, Any]:
+def _judge(
+    settings: LevelCheckSettings, profile: Profile, todo: list[Match], games: pa.Table
+) -> dict[str, Any]:
     variant = profile.variant.name
     rows = []
     for m in todo:
         measured = match_score(games, m.a, m.b, bootstrap=settings.bootstrap, seed=settings.seed)
         low, high = measured.score.ci_low, measured.score.ci_high
-        rows.append({"a": m.a, "b": m.b, "games": measured.games, "predicted_score": m.predicted,
-                     **match_score_json(measured),
-                     "reproduced": None if m.predicted is None else bool(low <= m.predicted <= high)})
-    fit = scale_from_games(games, anchor="product-medium", anchor_elo=ANCHOR_ELO, bootstrap=settings.bootstrap,
-                           seed=settings.seed)
+        rows.append(
+            {
+                "a": m.a,
+                "b": m.b,
+                "games": measured.games,
+                "predicted_score": m.predicted,
+                **match_score_json(measured),
+                "reproduced": None if m.predicted is None else bool(low <= m.predicted <= high),
+            }
+        )
+    fit = scale_from_games(
+        games,
+        anchor="product-medium",
+        anchor_elo=ANCHOR_ELO,
+        bootstrap=settings.bootstrap,
+        seed=settings.seed,
+    )
     levels = {}
     for n in LEVEL_NAMES:
         name = f"profile-{n}"
         rating = fit.rating(name)
         claim = profile.provenance.levels[n]
         blunders = blunder_rate(variant, games, name)
-        levels[n] = {"elo": rating.value, "elo_ci": [rating.ci_low, rating.ci_high], "claimed_elo": claim.elo,
-                     "claimed_ci": None if claim.elo_ci is None else list(claim.elo_ci),
-                     "claim_inside_ci": None if claim.elo is None else rating.ci_low <= claim.elo <= rating.ci_high,
-                     "blunder_rate": blunders.rate, "blunder_ci": [blunders.ci_low, blunders.ci_high],
-                     "nodes_per_move": player_nodes_per_move(games, name)}
+        levels[n] = {
+            "elo": rating.value,
+            "elo_ci": [rating.ci_low, rating.ci_high],
+            "claimed_elo": claim.elo,
+            "claimed_ci": None if claim.elo_ci is None else list(claim.elo_ci),
+            "claim_inside_ci": None if claim.elo is None else rating.ci_low <= claim.elo <= rating.ci_high,
+            "blunder_rate": blunders.rate,
+            "blunder_ci": [blunders.ci_low, blunders.ci_high],
+            "nodes_per_move": player_nodes_per_move(games, name),
+        }
     judged = [r for r in rows if r["reproduced"] is not None]
-    return {"schema": "draughts.levelcheck", "version": RESULT_VERSION, "variant": variant,
-            "profile": settings.profile, "profile_hash": profile.profile_hash(), "settings": asdict(settings),
-            "scale": f"score-based Elo, product-medium = {ANCHOR_ELO:g}, bootstrap over openings",
-            "games": games.num_rows, "matches": rows, "levels": levels,
-            "reproduced": sum(bool(r["reproduced"]) for r in judged), "judged": len(judged)}
+    return {
+        "schema": "draughts.levelcheck",
+        "version": RESULT_VERSION,
+        "variant": variant,
+        "profile": settings.profile,
+        "profile_hash": profile.profile_hash(),
+        "settings": asdict(settings),
+        "scale": f"score-based Elo, product-medium = {ANCHOR_ELO:g}, bootstrap over openings",
+        "games": games.num_rows,
+        "matches": rows,
+        "levels": levels,
+        "reproduced": sum(bool(r["reproduced"]) for r in judged),
+        "judged": len(judged),
+    }
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -187,25 +240,39 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     """The check as markdown: matches (predicted vs measured score) and levels."""
-    lines = [f"# Level check of {result['profile']} ({result['variant']})", "",
-             f"{result['games']} games; {result['scale']}. Reproduced: {result['reproduced']} of "
-             f"{result['judged']} predictions inside the measured 95 % CI.", "",
-             "| match | games | distinct | measured score [95 % CI] | Elo [95 % CI] | predicted score | reproduced |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"# Level check of {result['profile']} ({result['variant']})",
+        "",
+        f"{result['games']} games; {result['scale']}. Reproduced: {result['reproduced']} of "
+        f"{result['judged']} predictions inside the measured 95 % CI.",
+        "",
+        "| match | games | distinct | measured score [95 % CI] | Elo [95 % CI] | predicted score "
+        "| reproduced |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in result["matches"]:
         ci = r["score_ci"]
         elo = r["elo"]
         elo_ci = r["elo_ci"]
-        elo_text = "-" if elo is None else (f"{elo:+.0f} [{_fmt(elo_ci[0], '+.0f')}, {_fmt(elo_ci[1], '+.0f')}]")
+        elo_text = (
+            "-" if elo is None else (f"{elo:+.0f} [{_fmt(elo_ci[0], '+.0f')}, {_fmt(elo_ci[1], '+.0f')}]")
+        )
         verdict = {True: "yes", False: "NO", None: "-"}[r["reproduced"]]
-        lines.append(f"| {r['a']} - {r['b']} | {r['games']} | {_fmt(r['distinct_games'], 'd')} | "
-                     f"{r['score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {elo_text} | "
-                     f"{_fmt(r['predicted_score'], '.3f')} | {verdict} |")
-    lines += ["", "| level | Elo [95 % CI] | claimed Elo | claim inside CI | blunder rate | nodes/move |",
-              "| --- | --- | --- | --- | --- | --- |"]
+        lines.append(
+            f"| {r['a']} - {r['b']} | {r['games']} | {_fmt(r['distinct_games'], 'd')} | "
+            f"{r['score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {elo_text} | "
+            f"{_fmt(r['predicted_score'], '.3f')} | {verdict} |"
+        )
+    lines += [
+        "",
+        "| level | Elo [95 % CI] | claimed Elo | claim inside CI | blunder rate | nodes/move |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for n, lv in result["levels"].items():
         inside = {True: "yes", False: "NO", None: "-"}[lv["claim_inside_ci"]]
-        lines.append(f"| {n} | {lv['elo']:.0f} [{lv['elo_ci'][0]:.0f}, {lv['elo_ci'][1]:.0f}] | "
-                     f"{_fmt(lv['claimed_elo'], '.0f')} | {inside} | {_fmt(lv['blunder_rate'], '.3f')} | "
-                     f"{lv['nodes_per_move']:.0f} |")
+        lines.append(
+            f"| {n} | {lv['elo']:.0f} [{lv['elo_ci'][0]:.0f}, {lv['elo_ci'][1]:.0f}] | "
+            f"{_fmt(lv['claimed_elo'], '.0f')} | {inside} | {_fmt(lv['blunder_rate'], '.3f')} | "
+            f"{lv['nodes_per_move']:.0f} |"
+        )
     return "\n".join(lines) + "\n"

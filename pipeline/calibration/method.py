@@ -84,8 +84,10 @@ def split_openings(deck: Sequence[Opening], run_seed: int, curve: int, validatio
     """Shuffle the deck by the run seed and cut it; ValueError when it is too small."""
     need = curve + validation
     if len(deck) < need:
-        raise ValueError(f"the opening deck has {len(deck)} openings; [calibrate] openings + "
-                         f"validation_openings = {need} needs at least that many (use a larger deck)")
+        raise ValueError(
+            f"the opening deck has {len(deck)} openings; [calibrate] openings + "
+            f"validation_openings = {need} needs at least that many (use a larger deck)"
+        )
     rng = np.random.default_rng(np.random.SeedSequence(run_seed, spawn_key=(_DECK_TAG,)))
     order = [deck[int(i)] for i in rng.permutation(len(deck))]
     return OpeningSplit(tuple(order[:curve]), tuple(order[curve:need]), tuple(order[need:]))
@@ -110,8 +112,10 @@ def curve_players(variant: str, weights: Mapping[str, float], section: Calibrate
 
 def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[Pairing]:
     """Every pairing of the curve stage, each on the same ``pairs`` openings."""
-    out = [Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
-           Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM)]
+    out = [
+        Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
+        Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM),
+    ]
     for path, ref in ((curves.hard, "hard"), (curves.medium, "medium")):
         for i, player in enumerate(path):
             out.append(Pairing(player.spec, product.spec(ref), pairs, stream=_STREAM))
@@ -140,12 +144,21 @@ def _score(fit: ScaleFit, a: str, b: str) -> float:
 # ---- Easy: Optuna's weakening mix -------------------------------------------------------------------
 
 
-def _easy_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, Any], weights: Mapping[str, float],
-                product: ProductLevels, pairs: int) -> EasyTrial:
+def _easy_trial(
+    ctx: StageContext,
+    study: Any,
+    trial: Any,
+    params: Mapping[str, Any],
+    weights: Mapping[str, float],
+    product: ProductLevels,
+    pairs: int,
+) -> EasyTrial:
     slot = trial_slot(study, trial)
     player = easy_player(ctx.variant, weights, dict(params), f"easy-t{slot:03d}")
-    table = ctx.play(f"{CAL_DIR}/easy/trial-{slot:03d}",
-                     [Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM)])
+    table = ctx.play(
+        f"{CAL_DIR}/easy/trial-{slot:03d}",
+        [Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM)],
+    )
     scores = [r["result_a"] for r in table.select(["result_a"]).to_pylist()]
     score = float(np.mean(scores))
     clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
@@ -153,13 +166,24 @@ def _easy_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, 
     blunders = blunder_rate(ctx.variant, table, player.name)
     rate = blunders.rate if blunders.rate is not None else 1.0
     constraint = abs(gap) - claims.EASY_TOLERANCE
-    tell_trial(study, trial, rate, user_attrs={"gap": gap, "score": score, "slot": slot, "games": table.num_rows},
-               constraints={STRENGTH_CONSTRAINT: constraint})
+    tell_trial(
+        study,
+        trial,
+        rate,
+        user_attrs={"gap": gap, "score": score, "slot": slot, "games": table.num_rows},
+        constraints={STRENGTH_CONSTRAINT: constraint},
+    )
     return EasyTrial(slot, player.name, dict(params), gap, score, rate, table.num_rows, constraint <= 0)
 
 
-def run_easy_study(ctx: StageContext, study: Any, section: CalibrateSection, weights: Mapping[str, float],
-                   product: ProductLevels, log: Log | None) -> list[EasyTrial]:
+def run_easy_study(
+    ctx: StageContext,
+    study: Any,
+    section: CalibrateSection,
+    weights: Mapping[str, float],
+    product: ProductLevels,
+    log: Log | None,
+) -> list[EasyTrial]:
     """Play the Easy study's missing trials; every finished trial, in trial order."""
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
@@ -168,15 +192,27 @@ def run_easy_study(ctx: StageContext, study: Any, section: CalibrateSection, wei
         outcome = _easy_trial(ctx, study, trial, params, weights, product, pairs)
         if log is not None:
             n = len(complete_trials(study))
-            log(f"easy trial {n}/{section.easy_trials}: blunder rate {outcome.blunder_rate:.3f}, "
-                f"{outcome.gap:+.0f} Elo against the product's Easy ({'feasible' if outcome.feasible else 'too far'})")
+            log(
+                f"easy trial {n}/{section.easy_trials}: blunder rate {outcome.blunder_rate:.3f}, "
+                f"{outcome.gap:+.0f} Elo against the product's Easy "
+                f"({'feasible' if outcome.feasible else 'too far'})"
+            )
     trials = []
     for t in complete_trials(study):
         attrs = t.user_attrs
         slot = int(attrs["slot"])
-        trials.append(EasyTrial(slot, f"easy-t{slot:03d}", dict(t.params), float(attrs["gap"]),
-                                float(attrs["score"]), float(t.value or 0.0), int(attrs["games"]),
-                                float(t.constraints.get(STRENGTH_CONSTRAINT, math.inf)) <= 0))
+        trials.append(
+            EasyTrial(
+                slot,
+                f"easy-t{slot:03d}",
+                dict(t.params),
+                float(attrs["gap"]),
+                float(attrs["score"]),
+                float(t.value or 0.0),
+                int(attrs["games"]),
+                float(t.constraints.get(STRENGTH_CONSTRAINT, math.inf)) <= 0,
+            )
+        )
     return sorted(trials, key=lambda e: e.slot)
 
 
@@ -220,27 +256,50 @@ def median_depth(player: PathPlayer, positions: Sequence[Board]) -> float | None
 # ---- the run ----------------------------------------------------------------------------------------
 
 
-def run_calibration(ctx: StageContext, section: CalibrateSection, weights: Mapping[str, float], easy_study: Any,
-                    *, log: Log | None = None) -> CalibrationOutcome:
+def run_calibration(
+    ctx: StageContext,
+    section: CalibrateSection,
+    weights: Mapping[str, float],
+    easy_study: Any,
+    *,
+    log: Log | None = None,
+) -> CalibrationOutcome:
     """The whole method (see the module docstring); writes ``calibrate/result.json``."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     curve_ctx = replace(ctx, deck=split.curve)
     curves = curve_players(ctx.variant, weights, section)
-    say(f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
-        f"{len(curves.medium)} Medium points, the product's three levels)")
+    say(
+        f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
+        f"{len(curves.medium)} Medium points, the product's three levels)"
+    )
     curve_games = curve_ctx.play(f"{CAL_DIR}/curves", curve_pairings(product, curves, len(split.curve)))
     say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials")
     trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say)
     reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
-    easy_tables = [reader.play(f"{CAL_DIR}/easy/trial-{t.slot:03d}",
-                                  [Pairing(easy_player(ctx.variant, weights, t.params, t.player).spec,
-                                           product.spec("easy"), min(section.easy_openings, section.openings),
-                                           stream=_STREAM)]) for t in trials]
+    easy_tables = [
+        reader.play(
+            f"{CAL_DIR}/easy/trial-{t.slot:03d}",
+            [
+                Pairing(
+                    easy_player(ctx.variant, weights, t.params, t.player).spec,
+                    product.spec("easy"),
+                    min(section.easy_openings, section.openings),
+                    stream=_STREAM,
+                )
+            ],
+        )
+        for t in trials
+    ]
     choice_games = pa.concat_tables([curve_games, *easy_tables])
-    fit = scale_from_games(choice_games, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
-                           bootstrap=section.bootstrap, seed=ctx.run_seed)
+    fit = scale_from_games(
+        choice_games,
+        anchor=product.anchor,
+        anchor_elo=ANCHOR_ELO,
+        bootstrap=section.bootstrap,
+        seed=ctx.run_seed,
+    )
     easy = choose_easy(trials)
     easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
     hard = curves.hard[-1]
@@ -252,21 +311,35 @@ def run_calibration(ctx: StageContext, section: CalibrateSection, weights: Mappi
     chosen = {"easy": easy_level, "medium": medium, "hard": hard}
     n_val = len(split.validation)
     pairings = [Pairing(chosen[n].spec, product.spec(n), n_val, stream=_STREAM) for n in LEVEL_NAMES]
-    pairings += [Pairing(chosen["medium"].spec, chosen["easy"].spec, n_val, stream=_STREAM),
-                 Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM)]
+    pairings += [
+        Pairing(chosen["medium"].spec, chosen["easy"].spec, n_val, stream=_STREAM),
+        Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
+    ]
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
-    vfit = scale_from_games(validation, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
-                            bootstrap=section.bootstrap, seed=ctx.run_seed + 1)
+    vfit = scale_from_games(
+        validation,
+        anchor=product.anchor,
+        anchor_elo=ANCHOR_ELO,
+        bootstrap=section.bootstrap,
+        seed=ctx.run_seed + 1,
+    )
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     verdicts = [
         claims.hard_claim(*_interval(vfit, {names["hard"]: 1.0, product.player("hard"): -1.0})),
         claims.easy_claim(*_interval(vfit, {names["easy"]: 1.0, product.player("easy"): -1.0})),
-        claims.medium_claim(*_interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})),
+        claims.medium_claim(
+            *_interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})
+        ),
     ]
     everything = pa.concat_tables([choice_games, validation])
-    pooled = scale_from_games(everything, anchor=product.anchor, anchor_elo=ANCHOR_ELO,
-                              bootstrap=section.bootstrap, seed=ctx.run_seed + 2)
+    pooled = scale_from_games(
+        everything,
+        anchor=product.anchor,
+        anchor_elo=ANCHOR_ELO,
+        bootstrap=section.bootstrap,
+        seed=ctx.run_seed + 2,
+    )
     positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
     levels: dict[str, LevelOutcome] = {}
     for i, level in enumerate(LEVEL_NAMES):
@@ -276,36 +349,63 @@ def run_calibration(ctx: StageContext, section: CalibrateSection, weights: Mappi
         elo, low, high = _interval(pooled, {player.name: 1.0})
         vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
         levels[level] = LevelOutcome(
-            level=level, player=player.name, profile=player.level.to_json(), elo=elo, ci=(low, high),
+            level=level,
+            player=player.name,
+            profile=player.level.to_json(),
+            elo=elo,
+            ci=(low, high),
             validation_elo=vfit.rating(player.name).value,
             validation_ci=(vfit.rating(player.name).ci_low, vfit.rating(player.name).ci_high),
             expected_score_next=None if nxt is None else _score(pooled, player.name, nxt),
-            expected_score_product=vs_product, nodes_per_move=player_nodes_per_move(validation, player.name),
-            median_depth=median_depth(player, positions), blunder_rate=blunders.rate,
-            blunder_ci=(blunders.ci_low, blunders.ci_high), games=int(pooled.games[pooled.index(player.name)]))
+            expected_score_product=vs_product,
+            nodes_per_move=player_nodes_per_move(validation, player.name),
+            median_depth=median_depth(player, positions),
+            blunder_rate=blunders.rate,
+            blunder_ci=(blunders.ci_low, blunders.ci_high),
+            games=int(pooled.games[pooled.index(player.name)]),
+        )
     product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
     outcome = CalibrationOutcome(
-        variant=ctx.variant, product_file=str(product.path), anchor=product.anchor, anchor_elo=ANCHOR_ELO,
-        levels=levels, claims=tuple(verdicts), easy_trials=tuple(trials), easy_choice=easy.slot,
+        variant=ctx.variant,
+        product_file=str(product.path),
+        anchor=product.anchor,
+        anchor_elo=ANCHOR_ELO,
+        levels=levels,
+        claims=tuple(verdicts),
+        easy_trials=tuple(trials),
+        easy_choice=easy.slot,
         product_elo={p: _interval(pooled, {product.player(p): 1.0}) for p in LEVEL_NAMES},
         product_easy_blunder_rate=product_blunders.rate,
         easy_blunder_halved=claims.blunder_claim(levels["easy"].blunder_rate, product_blunders.rate),
-        medium_target=target, medium_note=medium_note,
-        curves={"hard": _curve_json(pooled, [float(np.log2(b)) for b in section.hard_budgets],
-                                    [p.name for p in curves.hard], "log2(node_budget)"),
-                "medium": _curve_json(pooled, [-n for n in curves.medium_noise],
-                                      [p.name for p in curves.medium[:-1]], "-noise_sigma")},
+        medium_target=target,
+        medium_note=medium_note,
+        curves={
+            "hard": _curve_json(
+                pooled,
+                [float(np.log2(b)) for b in section.hard_budgets],
+                [p.name for p in curves.hard],
+                "log2(node_budget)",
+            ),
+            "medium": _curve_json(
+                pooled,
+                [-n for n in curves.medium_noise],
+                [p.name for p in curves.medium[:-1]],
+                "-noise_sigma",
+            ),
+        },
         openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused)},
         curve_openings=tuple(o.id for o in split.curve),
         validation_openings=tuple(o.id for o in split.validation),
-        games=everything.num_rows, scale=pooled.to_json(samples=False),
+        games=everything.num_rows,
+        scale=pooled.to_json(samples=False),
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
 
 
-def _choose_medium(variant: str, weights: Mapping[str, float], curves: Curves, fit: ScaleFit,
-                   target: float) -> tuple[PathPlayer, str]:
+def _choose_medium(
+    variant: str, weights: Mapping[str, float], curves: Curves, fit: ScaleFit, target: float
+) -> tuple[PathPlayer, str]:
     """Medium at ``target``: the noise curve's inversion, or 5 plies when 4 cannot reach it."""
     noiseless = curves.medium[-2]
     top = curves.medium[-1]

@@ -44,13 +44,23 @@ class EasyTrial:
     feasible: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: (dict(self.params) if f.name == "params" else getattr(self, f.name)) for f in fields(self)}
+        return {
+            f.name: (dict(self.params) if f.name == "params" else getattr(self, f.name)) for f in fields(self)
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EasyTrial:
         _strict(data, cls, "easy trial")
-        return cls(int(data["slot"]), str(data["player"]), dict(data["params"]), float(data["gap"]),
-                   float(data["score"]), float(data["blunder_rate"]), int(data["games"]), bool(data["feasible"]))
+        return cls(
+            int(data["slot"]),
+            str(data["player"]),
+            dict(data["params"]),
+            float(data["gap"]),
+            float(data["score"]),
+            float(data["blunder_rate"]),
+            int(data["games"]),
+            bool(data["feasible"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -75,9 +85,11 @@ class LevelOutcome:
     def describe(self) -> str:
         """The level's knobs in a few words (for the profile's description)."""
         search, weak = self.profile["search"], self.profile["weakening"]
-        parts = [f"{search['max_depth']} plies at most" if search["max_depth"] < 64 else "depth unbounded",
-                 f"{search['node_budget']} nodes per move at most",
-                 "every capture" if search["quiescence"] else "no capture extension"]
+        parts = [
+            f"{search['max_depth']} plies at most" if search["max_depth"] < 64 else "depth unbounded",
+            f"{search['node_budget']} nodes per move at most",
+            "every capture" if search["quiescence"] else "no capture extension",
+        ]
         parts += [f"{k} {v:g}" for k, v in weak.items() if v]
         if not any(weak.values()):
             parts.append("no weakening")
@@ -97,14 +109,22 @@ class LevelOutcome:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LevelOutcome:
         _strict(data, cls, f"level {data.get('level')!r}")
-        return cls(str(data["level"]), str(data["player"]), dict(data["profile"]), float(data["elo"]),
-                   pair(data["ci"]), float(data["validation_elo"]), pair(data["validation_ci"]),
-                   None if data["expected_score_next"] is None else float(data["expected_score_next"]),
-                   {k: float(v) for k, v in data["expected_score_product"].items()},
-                   float(data["nodes_per_move"]),
-                   None if data["median_depth"] is None else float(data["median_depth"]),
-                   None if data["blunder_rate"] is None else float(data["blunder_rate"]),
-                   pair(data["blunder_ci"]), int(data["games"]))
+        return cls(
+            str(data["level"]),
+            str(data["player"]),
+            dict(data["profile"]),
+            float(data["elo"]),
+            pair(data["ci"]),
+            float(data["validation_elo"]),
+            pair(data["validation_ci"]),
+            None if data["expected_score_next"] is None else float(data["expected_score_next"]),
+            {k: float(v) for k, v in data["expected_score_product"].items()},
+            float(data["nodes_per_move"]),
+            None if data["median_depth"] is None else float(data["median_depth"]),
+            None if data["blunder_rate"] is None else float(data["blunder_rate"]),
+            pair(data["blunder_ci"]),
+            int(data["games"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -137,30 +157,59 @@ class CalibrationOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "variant": self.variant, "product_file": self.product_file, "anchor": self.anchor,
-            "anchor_elo": self.anchor_elo, "levels": {k: v.to_json() for k, v in self.levels.items()},
-            "claims": [c.to_json() for c in self.claims], "easy_trials": [t.to_json() for t in self.easy_trials],
-            "easy_choice": self.easy_choice, "product_elo": {k: list(v) for k, v in self.product_elo.items()},
+            "variant": self.variant,
+            "product_file": self.product_file,
+            "anchor": self.anchor,
+            "anchor_elo": self.anchor_elo,
+            "levels": {k: v.to_json() for k, v in self.levels.items()},
+            "claims": [c.to_json() for c in self.claims],
+            "easy_trials": [t.to_json() for t in self.easy_trials],
+            "easy_choice": self.easy_choice,
+            "product_elo": {k: list(v) for k, v in self.product_elo.items()},
             "product_easy_blunder_rate": self.product_easy_blunder_rate,
-            "easy_blunder_halved": self.easy_blunder_halved, "medium_target": self.medium_target,
-            "medium_note": self.medium_note, "curves": dict(self.curves), "openings": dict(self.openings),
-            "curve_openings": list(self.curve_openings), "validation_openings": list(self.validation_openings),
-            "games": self.games, "scale": dict(self.scale),
+            "easy_blunder_halved": self.easy_blunder_halved,
+            "medium_target": self.medium_target,
+            "medium_note": self.medium_note,
+            "curves": dict(self.curves),
+            "openings": dict(self.openings),
+            "curve_openings": list(self.curve_openings),
+            "validation_openings": list(self.validation_openings),
+            "games": self.games,
+            "scale": dict(self.scale),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CalibrationOutcome:
         _strict(data, cls, "calibration result")
         return cls(
-            str(data["variant"]), str(data["product_file"]), str(data["anchor"]), float(data["anchor_elo"]),
+            str(data["variant"]),
+            str(data["product_file"]),
+            str(data["anchor"]),
+            float(data["anchor_elo"]),
             {k: LevelOutcome.from_json(v) for k, v in data["levels"].items()},
-            tuple(Claim(str(c["level"]), str(c["what"]), float(c["estimate"]), float(c["ci"][0]),
-                        float(c["ci"][1]), bool(c["holds"]), bool(c["precise"])) for c in data["claims"]),
-            tuple(EasyTrial.from_json(t) for t in data["easy_trials"]), int(data["easy_choice"]),
+            tuple(
+                Claim(
+                    str(c["level"]),
+                    str(c["what"]),
+                    float(c["estimate"]),
+                    float(c["ci"][0]),
+                    float(c["ci"][1]),
+                    bool(c["holds"]),
+                    bool(c["precise"]),
+                )
+                for c in data["claims"]
+            ),
+            tuple(EasyTrial.from_json(t) for t in data["easy_trials"]),
+            int(data["easy_choice"]),
             {k: (float(v[0]), float(v[1]), float(v[2])) for k, v in data["product_elo"].items()},
             None if data["product_easy_blunder_rate"] is None else float(data["product_easy_blunder_rate"]),
             None if data["easy_blunder_halved"] is None else bool(data["easy_blunder_halved"]),
-            float(data["medium_target"]), str(data["medium_note"]), dict(data["curves"]), dict(data["openings"]),
-            tuple(data["curve_openings"]), tuple(data["validation_openings"]), int(data["games"]),
+            float(data["medium_target"]),
+            str(data["medium_note"]),
+            dict(data["curves"]),
+            dict(data["openings"]),
+            tuple(data["curve_openings"]),
+            tuple(data["validation_openings"]),
+            int(data["games"]),
             dict(data["scale"]),
         )

@@ -51,35 +51,54 @@ class PathPlayer:
         return inline_spec(self.name, self.level)
 
 
-def _level(variant: str, name: str, weights: Mapping[str, float], knobs: Mapping[str, float | int | bool],
-           level: str) -> PathPlayer:
+def _level(
+    variant: str, name: str, weights: Mapping[str, float], knobs: Mapping[str, float | int | bool], level: str
+) -> PathPlayer:
     profile = LevelProfile.from_knobs(get_variant(variant), level, dict(weights), dict(knobs))
     return PathPlayer(name, profile)
 
 
 def hard_player(variant: str, weights: Mapping[str, float], budget: int) -> PathPlayer:
     """Hard at ``budget`` nodes per move."""
-    knobs = {"max_depth": HARD_MAX_DEPTH, "node_budget": int(budget), "quiescence": True, "tt_log2": TT_LOG2,
-             **_OFF}
+    knobs = {
+        "max_depth": HARD_MAX_DEPTH,
+        "node_budget": int(budget),
+        "quiescence": True,
+        "tt_log2": TT_LOG2,
+        **_OFF,
+    }
     return _level(variant, f"hard-{int(budget)}", weights, knobs, "hard")
 
 
-def medium_player(variant: str, weights: Mapping[str, float], noise: float,
-                  depth: int = MEDIUM_DEPTH) -> PathPlayer:
+def medium_player(
+    variant: str, weights: Mapping[str, float], noise: float, depth: int = MEDIUM_DEPTH
+) -> PathPlayer:
     """Medium at ``depth`` plies plus captures with root noise ``noise`` (rounded to 0.1)."""
     sigma = round(float(noise), 1)
-    knobs = {"max_depth": depth, "node_budget": MEDIUM_NODE_BUDGET, "quiescence": True, "tt_log2": TT_LOG2,
-             **_OFF, "noise_sigma": sigma}
+    knobs = {
+        "max_depth": depth,
+        "node_budget": MEDIUM_NODE_BUDGET,
+        "quiescence": True,
+        "tt_log2": TT_LOG2,
+        **_OFF,
+        "noise_sigma": sigma,
+    }
     return _level(variant, f"medium-d{depth}-n{sigma:g}", weights, knobs, "medium")
 
 
-def easy_player(variant: str, weights: Mapping[str, float], mix: Mapping[str, float | int],
-                name: str) -> PathPlayer:
+def easy_player(
+    variant: str, weights: Mapping[str, float], mix: Mapping[str, float | int], name: str
+) -> PathPlayer:
     """Easy with weakening ``mix`` (keys of :data:`EASY_SPACE`)."""
     unknown = sorted(set(mix) - set(EASY_SPACE))
     if unknown:
         raise ValueError(f"easy mix: unknown knob {unknown[0]!r}; known: {', '.join(EASY_SPACE)}")
-    knobs: dict[str, float | int | bool] = {"node_budget": EASY_NODE_BUDGET, "quiescence": False,
-                                            "tt_log2": TT_LOG2, **_OFF, "max_depth": 2}
+    knobs: dict[str, float | int | bool] = {
+        "node_budget": EASY_NODE_BUDGET,
+        "quiescence": False,
+        "tt_log2": TT_LOG2,
+        **_OFF,
+        "max_depth": 2,
+    }
     knobs.update({k: round(float(v), _DECIMALS[k]) if k in _DECIMALS else int(v) for k, v in mix.items()})
     return _level(variant, name, weights, knobs, "easy")

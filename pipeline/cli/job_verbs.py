@@ -134,9 +134,12 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deck", default=None, help="opening deck of the variant (default: its own deck)")
     p.add_argument("--deck-part", choices=("all", "even", "odd"), default="odd",
                    help="openings to play: the half the calibration did not use (default odd)")
-    p.add_argument("--ply-cap", type=int, default=200, help="adjudicated draw after this many plies (default 200)")
-    p.add_argument("--batch-size", type=int, default=10, help="games per task and Parquet file, even (default 10)")
-    p.add_argument("--bootstrap", type=int, default=400, help="bootstrap resamples over openings (default 400)")
+    p.add_argument("--ply-cap", type=int, default=200,
+                   help="adjudicated draw after this many plies (default 200)")
+    p.add_argument("--batch-size", type=int, default=10,
+                   help="games per task and Parquet file, even (default 10)")
+    p.add_argument("--bootstrap", type=int, default=400,
+                   help="bootstrap resamples over openings (default 400)")
     p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
     p.add_argument("--address", help="Ray cluster address (default RAY_ADDRESS or a private local Ray)")
 

@@ -183,7 +183,8 @@ def _bridges_problem(probs: tuple[float, ...]) -> str | None:
 
 
 def _budgets_problem(budgets: tuple[int, ...]) -> str | None:
-    if len(budgets) < 2 or list(budgets) != sorted(set(budgets)) or budgets[0] < 100 or budgets[-1] > 20_000_000:
+    increasing = list(budgets) == sorted(set(budgets))
+    if len(budgets) < 2 or not increasing or budgets[0] < 100 or budgets[-1] > 20_000_000:
         return "give at least two node budgets, strictly increasing within 100..20000000"
     return None
 

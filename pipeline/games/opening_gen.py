@@ -59,7 +59,8 @@ def generate_deck(recipe: DeckRecipe) -> dict[str, Any]:
     searcher = Searcher(variant, weight_vector(default_weights(variant)), recipe.search_depth,
                         2_000_000, True, 16)
     rng = np.random.default_rng(np.random.SeedSequence(recipe.seed, spawn_key=(0x6465636B,)))
-    starts = [(list(o.moves), o.fen) for o in load_deck(variant.name, name=recipe.base)] if recipe.base else []
+    base = load_deck(variant.name, name=recipe.base) if recipe.base else []
+    starts = [(list(o.moves), o.fen) for o in base]
     seen: set[str] = set()
     openings: list[dict[str, Any]] = []
     tries = 0
@@ -145,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-depth", type=int, default=6)
     parser.add_argument("--max-abs-score", type=int, default=40)
     parser.add_argument("--max-tries", type=int, default=100_000)
-    parser.add_argument("--base", default=None, help="extend this deck's openings (default: the start position)")
+    parser.add_argument("--base", default=None,
+                        help="extend this deck's openings (default: the start position)")
     parser.add_argument("--name", default=None, help="deck file name (default: the variant)")
     parser.add_argument("--output", type=Path, default=DATA_DIR)
     args = parser.parse_args(argv)

@@ -12,7 +12,6 @@ the running engine's: a profile measured with a different search is refused, not
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,7 +111,8 @@ def _provenance(outcome: CalibrationOutcome, name: str) -> LevelProvenance:
     verdict = "" if claim is None else (
         f" Validation: {claim.what}: {claim.estimate:+.0f} [{claim.ci_low:+.0f}, {claim.ci_high:+.0f}] "
         f"({'holds' if claim.holds else 'MISSED'}{'' if claim.precise else ', CI wider than asked'}).")
-    measures = LevelMeasures(round(level.nodes_per_move, 1), level.median_depth, _round(level.blunder_rate, 4),
+    measures = LevelMeasures(round(level.nodes_per_move, 1), level.median_depth,
+                             _round(level.blunder_rate, 4),
                              _round(level.expected_score_next, 4),
                              {k: round(v, 4) for k, v in level.expected_score_product.items()})
     text = f"{name}: {level.describe()}.{verdict}"

@@ -24,7 +24,6 @@ from typing import Any
 from engine.variants import get_variant
 from pipeline.calibration.method import run_calibration
 from pipeline.config.job_sections import (
-    LEVELS,
     calibrate_section,
     export_section,
     job,

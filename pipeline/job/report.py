@@ -60,28 +60,46 @@ def markdown_table(outcome: CalibrationOutcome, tune: Mapping[str, Any] | None) 
         vs = " / ".join(f"{r.expected_score_product[p]:.2f}" for p in LEVEL_NAMES)
         lines.append(
             f"| {name} | {r.player} | {r.elo:.0f} | [{r.ci[0]:.0f}, {r.ci[1]:.0f}] | {r.validation_elo:.0f} "
-            f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | {_opt(r.expected_score_next, '.3f')} | {vs} | "
-            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} |")
+            f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | {_opt(r.expected_score_next, '.3f')} | "
+            f"{vs} | "
+            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} |"
+        )
     lines += ["", "| product level | Elo | 95 % CI |", "| --- | --- | --- |"]
     for name in LEVEL_NAMES:
         elo, low, high = outcome.product_elo[name]
         lines.append(f"| {name} | {elo:.0f} | [{low:.0f}, {high:.0f}] |")
-    lines += ["", "Pre-registered claims, on the validation games alone:", "",
-              "| claim | estimate | 95 % CI | holds | CI as narrow as asked |", "| --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "Pre-registered claims, on the validation games alone:",
+        "",
+        "| claim | estimate | 95 % CI | holds | CI as narrow as asked |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for c in outcome.claims:
-        lines.append(f"| {c.what} | {c.estimate:+.0f} | [{c.ci_low:+.0f}, {c.ci_high:+.0f}] | "
-                     f"{'yes' if c.holds else 'NO'} | {'yes' if c.precise else 'NO'} |")
+        lines.append(
+            f"| {c.what} | {c.estimate:+.0f} | [{c.ci_low:+.0f}, {c.ci_high:+.0f}] | "
+            f"{'yes' if c.holds else 'NO'} | {'yes' if c.precise else 'NO'} |"
+        )
     halved = {True: "yes", False: "NO", None: "not measurable"}[outcome.easy_blunder_halved]
-    lines += ["", f"Easy's blunder rate at most half the product Easy's "
-                  f"({_opt(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
-              f"Medium: target {outcome.medium_target:.0f} (midpoint of Easy and Hard); {outcome.medium_note}.", "",
-              "Easy's trials (Optuna: lowest blunder rate among the trials within the strength constraint):", "",
-              "| trial | Elo vs product easy | blunder rate | feasible | chosen | mix |",
-              "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        f"Easy's blunder rate at most half the product Easy's "
+        f"({_opt(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
+        f"Medium: target {outcome.medium_target:.0f} (midpoint of Easy and Hard); {outcome.medium_note}.",
+        "",
+        "Easy's trials (Optuna: lowest blunder rate among the trials within the strength constraint):",
+        "",
+        "| trial | Elo vs product easy | blunder rate | feasible | chosen | mix |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for t in outcome.easy_trials:
-        mix = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(t.params.items()))
-        lines.append(f"| {t.slot} | {t.gap:+.0f} | {t.blunder_rate:.3f} | {'yes' if t.feasible else 'no'} | "
-                     f"{'yes' if t.slot == outcome.easy_choice else ''} | {mix} |")
+        mix = ", ".join(
+            f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(t.params.items())
+        )
+        lines.append(
+            f"| {t.slot} | {t.gap:+.0f} | {t.blunder_rate:.3f} | {'yes' if t.feasible else 'no'} | "
+            f"{'yes' if t.slot == outcome.easy_choice else ''} | {mix} |"
+        )
     if tune is not None:
         lines += ["", f"Weight tuning: {tune.get('decision')} (accepted: {tune.get('accepted')})."]
     return "\n".join(lines) + "\n"
@@ -90,18 +108,35 @@ def markdown_table(outcome: CalibrationOutcome, tune: Mapping[str, Any] | None) 
 def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:
     rows = [LadderRow(f"product {n}", *outcome.product_elo[n]) for n in LEVEL_NAMES]
     rows += [LadderRow(n, outcome.levels[n].elo, *outcome.levels[n].ci) for n in LEVEL_NAMES]
-    files = [elo_ladder_plot(rows, out / "levels.png", title=f"{outcome.variant}: levels and the product's levels")]
-    curves = {name: [CurvePoint(p["x"], p["elo"], p["ci"][0], p["ci"][1]) for p in c["points"]]
-              for name, c in outcome.curves.items()}
+    files = [
+        elo_ladder_plot(rows, out / "levels.png", title=f"{outcome.variant}: levels and the product's levels")
+    ]
+    curves = {
+        name: [CurvePoint(p["x"], p["elo"], p["ci"][0], p["ci"][1]) for p in c["points"]]
+        for name, c in outcome.curves.items()
+    }
     marks = {f"product {n}": outcome.product_elo[n][0] for n in LEVEL_NAMES}
     marks["medium target"] = outcome.medium_target
-    files.append(strength_curve_plot(curves, out / "curves.png", marks=marks,
-                                     xlabels={k: str(c["axis"]) for k, c in outcome.curves.items()},
-                                     title=outcome.variant))
+    files.append(
+        strength_curve_plot(
+            curves,
+            out / "curves.png",
+            marks=marks,
+            xlabels={k: str(c["axis"]) for k, c in outcome.curves.items()},
+            title=outcome.variant,
+        )
+    )
     rates = [t.blunder_rate for t in outcome.easy_trials]
     if rates:
-        files.append(optimisation_history_plot(rates, out / "easy_trials.png", direction="minimize",
-                                               title="Easy's weakening mix", ylabel="blunder rate"))
+        files.append(
+            optimisation_history_plot(
+                rates,
+                out / "easy_trials.png",
+                direction="minimize",
+                title="Easy's weakening mix",
+                ylabel="blunder rate",
+            )
+        )
     return files
 
 
@@ -122,14 +157,26 @@ def write_report(run_folder: str | Path) -> Report:
     if tune is not None:
         values = [t["value"] for t in sorted(tune["trials"], key=lambda t: t["number"])]
         if any(v is not None for v in values):
-            files.append(optimisation_history_plot(values, out / "tune_history.png", direction="maximize",
-                                                   title="Weight tuning", ylabel="score against the seed"))
+            files.append(
+                optimisation_history_plot(
+                    values,
+                    out / "tune_history.png",
+                    direction="maximize",
+                    title="Weight tuning",
+                    ylabel="score against the seed",
+                )
+            )
     table = markdown_table(outcome, tune)
-    write_result(out / "levels.json", {"variant": outcome.variant,
-                                       "levels": {n: outcome.levels[n].to_json() for n in LEVEL_NAMES},
-                                       "claims": [c.to_json() for c in outcome.claims],
-                                       "product_elo": {k: list(v) for k, v in outcome.product_elo.items()},
-                                       "tune_decision": None if tune is None else tune.get("decision")})
+    write_result(
+        out / "levels.json",
+        {
+            "variant": outcome.variant,
+            "levels": {n: outcome.levels[n].to_json() for n in LEVEL_NAMES},
+            "claims": [c.to_json() for c in outcome.claims],
+            "product_elo": {k: list(v) for k, v in outcome.product_elo.items()},
+            "tune_decision": None if tune is None else tune.get("decision"),
+        },
+    )
     files.append(out / "levels.json")
     (out / "levels.md").write_text(f"# {outcome.variant}: calibrated levels\n\n{table}", encoding="utf-8")
     files.append(out / "levels.md")

@@ -40,7 +40,8 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
         need = cal.openings + cal.validation_openings
         if len(deck) < need:
             raise ConfigError(f"{src}: calibrate.openings + calibrate.validation_openings = {need}, but the "
-                              f"deck {j.deck or j.variant!r} (job.deck_part = {j.deck_part!r}) has {len(deck)} "
+                              f"deck {j.deck or j.variant!r} (job.deck_part = {j.deck_part!r}) has "
+                              f"{len(deck)} "
                               "openings")
     if j.seed_profile is not None:
 

@@ -162,7 +162,8 @@ def strength_curve_plot(curves: Mapping[str, Sequence[CurvePoint]], path: str | 
             raise ValueError(f"curve {name!r}: no points")
         xs = np.array([_finite(f"{name}.x", p.x) for p in points])
         elo = np.array([_finite(f"{name}.elo", p.elo) for p in points])
-        err = np.array([[max(0.0, p.elo - p.ci_low) for p in points], [max(0.0, p.ci_high - p.elo) for p in points]])
+        err = np.array([[max(0.0, p.elo - p.ci_low) for p in points],
+                        [max(0.0, p.ci_high - p.elo) for p in points]])
         ax.errorbar(xs, elo, yerr=err, fmt="o-", color="tab:blue", capsize=4, label="Elo, 95 % CI")
         for label, value in (marks or {}).items():
             ax.axhline(_finite(label, value), linestyle="--", linewidth=0.8, color="tab:gray")

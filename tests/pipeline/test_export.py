@@ -33,7 +33,8 @@ def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
     measures = p.levels["hard"].measures
     assert measures is not None and measures.median_depth == 8.0 and measures.expected_score_next is None
     assert measures.expected_score_product == outcome.levels["hard"].expected_score_product
-    assert "hard - product-hard >= +50" in p.levels["hard"].description and "holds" in p.levels["hard"].description
+    hard = p.levels["hard"].description
+    assert "hard - product-hard >= +50" in hard and "holds" in hard
     assert result.levels["easy"] == (1010.0, 985.0, 1037.0)
     assert not list((tmp_path / "profiles").glob(".*tmp"))
     default = export_run(folder, bench_signature=1)

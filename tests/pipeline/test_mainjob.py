@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import signal
@@ -55,10 +54,12 @@ def test_shipped_job_configs_are_valid() -> None:
         ("optuna", "pruner", "median", "optuna.pruner = 'median'"),
         ("calibrate", "easy_trials", 0, "calibrate.easy_trials = 0"),
         ("calibrate", "trials", 4, "unknown key calibrate.trials"),
-        ("calibrate", "hard_budgets", [4000, 1000], "calibrate.hard_budgets = [4000, 1000]: give at least two "
+        ("calibrate", "hard_budgets", [4000, 1000],
+         "calibrate.hard_budgets = [4000, 1000]: give at least two "
          "node budgets, strictly increasing"),
         ("calibrate", "hard_budgets", [4000], "calibrate.hard_budgets = [4000]: give at least two"),
-        ("calibrate", "medium_noise", [10, 100], "calibrate.medium_noise = [10, 100]: give at least two noise "
+        ("calibrate", "medium_noise", [10, 100],
+         "calibrate.medium_noise = [10, 100]: give at least two noise "
          "values, strictly increasing from 0"),
         ("calibrate", "dial", 2, "calibrate.dial = 2: must be 0 or in [3, 50]"),
         ("tune", "weights", "advance=0:10", "tune.weights = 'advance=0:10': expected a table of feature"),
@@ -94,7 +95,8 @@ def test_bad_keys_are_config_errors_naming_them(section: str, key: str, value: o
         ("hard_budgets = [1000, 4000]", 'hard_budgets = [1000, "4000"]',
          "calibrate.hard_budgets[1] = '4000': expected int, got str"),
         ("hard_budgets = [1000, 4000]", "hard_budgets = [50, 4000]",
-         "calibrate.hard_budgets = [50, 4000]: give at least two node budgets, strictly increasing within 100"),
+         "calibrate.hard_budgets = [50, 4000]: give at least two node budgets, strictly increasing "
+         "within 100"),
         ("medium_noise = [0, 100]", "medium_noise = [0, 3000]",
          "calibrate.medium_noise = [0, 3000]: give at least two noise values"),
     ],
@@ -209,7 +211,7 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     for name in ("easy", "medium", "hard"):
         lp = profile.provenance.levels[name]
         rec = result["levels"][name]
-        assert lp.elo == round(rec["elo"], 1) and lp.measures is not None  # the profile says what the run found
+        assert lp.elo == round(rec["elo"], 1) and lp.measures is not None  # what the run found
         assert lp.measures.nodes_per_move == round(rec["nodes_per_move"], 1)
         assert summary.data.metrics[f"elo_{name}"] == pytest.approx(lp.elo, abs=0.06)
     assert (folder / "report" / "levels.md").is_file() and (folder / "report" / "curves.png").is_file()
@@ -396,7 +398,8 @@ def test_the_hash_ignores_key_order_and_number_spelling(tmp_path: Path) -> None:
 def test_structured_values_round_trip_through_the_plain_form(tmp_path: Path) -> None:
     config = load_job_config(str(TINY), JobOptions())
     plain = config.to_dict()
-    assert plain["calibrate"]["hard_budgets"] == [1000, 4000] and plain["calibrate"]["medium_noise"] == [0.0, 100.0]
+    assert plain["calibrate"]["hard_budgets"] == [1000, 4000]
+    assert plain["calibrate"]["medium_noise"] == [0.0, 100.0]
     assert plain["tune"]["weights"] == {"advance": [0.0, 10.0], "back_rank": [0.0, 20.0],
                                         "center_king": [-50.0, 50.0]}
     again = config.replace("calibrate", easy_trials=5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 import pytest
 
 from pipeline.cli.main import main
@@ -24,11 +25,14 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     fake_results(folder)
     report = write_report(folder)
     names = {p.name for p in report.files}
-    assert {"levels.png", "curves.png", "easy_trials.png", "tune_history.png", "levels.md", "levels.json"} <= names
+    wanted = {"levels.png", "curves.png", "easy_trials.png", "tune_history.png", "levels.md", "levels.json"}
+    assert wanted <= names
     for path in report.files:
         assert path.is_file() and path.stat().st_size > 0
     md = (report.folder / "levels.md").read_text()
-    assert "| hard | hard-200000 | 1880 | [1855, 1907] | 1885 [1850, 1920] | - | 0.50 / 0.20 / 0.10 | 10000 | 8 |" in md
+    row = ("| hard | hard-200000 | 1880 | [1855, 1907] | 1885 [1850, 1920] | - | 0.50 / 0.20 / 0.10 | "
+           "10000 | 8 |")
+    assert row in md
     assert "| hard - product-hard >= +50, CI above 0 | +70 | [+45, +95] | yes | yes |" in md
     assert "| 3 | -12 | 0.090 | yes | yes |" in md and "| 4 | -90 | 0.120 | no |  |" in md
     assert "Weight tuning: rejected" in md and "product-medium held at 1500" in md
