@@ -25,9 +25,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline.calibration.rating import Rating
 from pipeline.config.job_sections import LEVELS
-from pipeline.ratings import bootstrap_clusters, fit_elo, games_from_color_table
+from pipeline.ratings import Rating, bootstrap_clusters, fit_elo, games_from_color_table
 
 
 @dataclass(frozen=True)
@@ -63,8 +62,7 @@ def rate_against(table: pa.Table, name: str, neighbour: Neighbour, *, bootstrap:
     fit = fit_elo(games, neighbour.name, neighbour.elo, advantage=0.0,
                   ci_method="bootstrap" if bootstrap else "hessian", n_bootstrap=max(bootstrap, 20),
                   seed=seed, clusters=bootstrap_clusters(table, unit) if bootstrap else None)
-    r = fit[name]
-    return Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
+    return fit[name]
 
 
 def chain_half_width(own: float, neighbour: Neighbour | None) -> float:

@@ -27,21 +27,26 @@ criterion was met. When it misses, the next-ranked trial is confirmed, up to
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from engine.params import PARAMS
+from engine.profile import Knob
 from pipeline.calibration.chain import Neighbour, rate_against
-from pipeline.calibration.rating import Rating, level_profile, rate_many, rate_on_ladder
+from pipeline.calibration.rating import level_profile, rate_many, rate_on_ladder
+from pipeline.calibration.results import Candidate, Confirmation, LevelTrial, Proposal, player_name
 from pipeline.config.job_sections import LEVELS, CalibrateSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
-from pipeline.games.stage import StageContext, player_nodes_per_move, win_score_summary
+from pipeline.games.stage import StageContext, player_nodes_per_move
 from pipeline.ladder.reference import Ladder
+from pipeline.ratings import Rating
 
 #: Opening streams of confirmation games: far from the trials' streams 0 and 1.
 _STREAM_BASE = 1000
@@ -122,16 +127,18 @@ def _futile(rating: Rating, half: float, target: float, section: CalibrateSectio
 
 
 def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
-                      rec: Mapping[str, Any], spec: str, candidate: int,
+                      rec: Candidate, spec: str, candidate: int,
                       log: Callable[[str], None] | None = None,
-                      neighbour: Neighbour | None = None, validate: bool = False) -> dict[str, Any]:
+                      neighbour: Neighbour | None = None,
+                      validate: bool = False) -> tuple[Confirmation, pa.Table]:
     """Play rounds against the pin and the bracketing anchors (or, in a chain, against the confirmed
     ``neighbour`` alone) until the CI is narrow; rate. ``validate``: the same on the validation
-    streams, for the candidate a confirmation already selected."""
+    streams, for the candidate a confirmation already selected. Returns the confirmation and its
+    games (a joint fit refits them)."""
 
     target = section.level(level).target
     opps = opponents(ladder, section.pin, target) if neighbour is None else [(neighbour.name, neighbour.spec)]
-    name = f"{level}-t{int(rec['slot']):04d}"
+    name = player_name(level, rec.slot)
     step = section.confirm_step_pairs
     tables: list[pa.Table] = []
     stages: list[str] = []
@@ -142,7 +149,7 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
     seen: set[tuple[Any, ...]] = set()
     bound = width_bound(section, validate)
     while True:
-        stage = f"calibrate/{level}/{kind}-{int(rec['slot']):04d}/round-{rounds:03d}"
+        stage = f"calibrate/{level}/{kind}-{rec.slot:04d}/round-{rounds:03d}"
         pairings = [Pairing(spec, opp_spec, step, start=rounds * step, stream=stream0 + j)
                     for j, (_, opp_spec) in enumerate(opps)]
         tables.append(ctx.play(stage, pairings))
@@ -156,9 +163,9 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
         else:
             rating = rate_against(table, name, neighbour, bootstrap=section.confirm_bootstrap,
                                   seed=ctx.run_seed + rounds, unit=BOOTSTRAP_UNIT)
-        half = (rating.ci_high - rating.ci_low) / 2.0
+        half = rating.half_width
         if log is not None:
-            origin = f"proposal {rec['knobs']}" if rec.get("proposed") else f"trial {rec['number']}"
+            origin = f"proposal {rec.knobs}" if isinstance(rec, Proposal) else f"trial {rec.number}"
             flag = ", prior-driven: no CI yet" if rating.prior_driven else ""
             log(f"{kind} {level} ({origin}) round {rounds}: Elo {rating.elo:+.0f} "
                 f"[{rating.ci_low:+.0f}, {rating.ci_high:+.0f}] (half-width {half:.0f}, "
@@ -177,23 +184,19 @@ def confirm_candidate(ctx: StageContext, ladder: Ladder, section: CalibrateSecti
                 or (rounds + 1) * step > section.confirm_max_pairs
                 or (rating.prior_driven and rounds * step >= PRIOR_DRIVEN_STOP_PAIRS)):
             break
-    within = rating.ci_low <= target <= rating.ci_high and not rating.prior_driven
+    within = rating.holds(target) and not rating.prior_driven
     # When a validation will measure the chosen candidate again, choosing only candidates whose
     # confirmed Elo is also within ``tolerance`` of the target makes that measurement likelier to
     # hit (it is not what gets reported, so this adds no lean to the reported numbers).
     close = validate or not section.confirm_validate or abs(rating.elo - target) <= section.tolerance
-    return {
-        "trial": rec["number"], "elo": rating.elo, "ci": [rating.ci_low, rating.ci_high], "half_width": half,
-        "games": table.num_rows, "score": rating.score, "prior_driven": rating.prior_driven,
-        "within_ci": within, "narrow": narrow, "hit": within and narrow and close,
-        "nodes_per_move": player_nodes_per_move(table, name), "rounds": rounds,
-        "pairs_per_opponent": rounds * step, "opponents": [n for n, _ in opps],
-        "pin": section.pin if neighbour is None else neighbour.name,
-        "futile": futile, "saturated": saturated, "distinct_games": len(seen) if seen else None,
-        "stages": stages,
-        "ci_method": f"{BOOTSTRAP_UNIT} bootstrap ({section.confirm_bootstrap} resamples)",
-        "_table": table,  # for the joint fit; dropped before the result is written
-    }
+    confirmation = Confirmation(
+        trial=rec.number if isinstance(rec, LevelTrial) else None, knobs=dict(rec.knobs), rating=rating,
+        games=table.num_rows, within_ci=within, narrow=narrow, hit=within and narrow and close,
+        nodes_per_move=player_nodes_per_move(table, name), rounds=rounds, pairs_per_opponent=rounds * step,
+        opponents=tuple(n for n, _ in opps), pin=section.pin if neighbour is None else neighbour.name,
+        futile=futile, saturated=saturated, distinct_games=len(seen) if seen else None, stages=tuple(stages),
+        ci_method=f"{BOOTSTRAP_UNIT} bootstrap ({section.confirm_bootstrap} resamples)")
+    return confirmation, table
 
 
 #: Continuous knobs a missed confirmation may adjust (searchable floats and log-scale knobs, as
@@ -211,14 +214,24 @@ MIN_STEP = 0.02
 PROPOSAL_SLOT = 9000
 
 
+@dataclass(frozen=True, eq=False)
+class Confirmed:
+    """A level's kept candidate, its confirmation and that confirmation's games (which a joint fit
+    refits; they stay in Parquet, not in the result), and every confirmation made for the level."""
+
+    candidate: Candidate
+    confirmation: Confirmation
+    games: pa.Table
+    tried: tuple[Confirmation, ...]
+
+
 def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
-                  ranked: Sequence[Mapping[str, Any]], spec_of: Callable[[Mapping[str, Any]], str],
+                  ranked: Sequence[LevelTrial], spec_of: Callable[[Candidate], str],
                   log: Callable[[str], None] | None = None,
                   ranges: Mapping[str, tuple[float, float]] | None = None,
-                  trials: Sequence[Mapping[str, Any]] = (),
-                  neighbour: Neighbour | None = None) -> tuple[Mapping[str, Any], dict[str, Any],
-                                                               list[dict[str, Any]]]:
-    """Confirm candidates until one hits: (its record, its confirmation, every confirmation made).
+                  trials: Sequence[LevelTrial] = (),
+                  neighbour: Neighbour | None = None) -> Confirmed:
+    """Confirm candidates until one hits; the one kept and every confirmation made.
 
     The first candidate is the pick. After a miss the next one is a *proposal* when the level
     has an adjustable weakening knob (:data:`ADJUSTABLE`): the missed candidate's knobs with that
@@ -228,68 +241,68 @@ def confirm_level(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
     Without a hit: the confirmation nearest the target.
     """
     target = section.level(level).target
-    tried: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
+    tried: list[tuple[Candidate, Confirmation, pa.Table]] = []
     queue = list(ranked)
     for k in range(section.confirm_candidates):
-        rec: Mapping[str, Any] | None = None
+        elos = [(c, conf.rating.elo) for c, conf, _ in tried]
+        rec: Candidate | None = None
         if tried:
-            proposal = propose(tried, trials, target, ranges or {})
-            if proposal is not None and not _knobs_tried(proposal, tried):
-                rec = proposal_record(tried[0][0], proposal, k)
+            knobs = propose(elos, trials, target, ranges or {})
+            if knobs is not None and not _knobs_tried(knobs, elos):
+                rec = proposal(level, target, knobs, k)
         if rec is None:
-            rec = next_trial(queue, tried, target)
+            rec = next_trial(queue, elos, target)
             if rec is None:
                 break
-        result = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log, neighbour)
-        tried.append((rec, result))
-        if result["hit"]:
+        conf, table = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), k, log, neighbour)
+        tried.append((rec, conf, table))
+        if conf.hit:
             break
-    hits = [t for t in tried if t[1]["hit"]]
-    kept, result = hits[0] if hits else min(tried, key=lambda t: abs(t[1]["elo"] - target))
-    return kept, result, [{**r, "knobs": dict(c["knobs"])} for c, r in tried]
+    hits = [t for t in tried if t[1].hit]
+    kept, conf, table = hits[0] if hits else min(tried, key=lambda t: abs(t[1].rating.elo - target))
+    return Confirmed(kept, conf, table, tuple(c for _, c, _ in tried))
 
 
-def _signature(rec: Mapping[str, Any]) -> tuple[Any, Any]:
+#: A candidate with the confirmed Elo it got.
+Tried = tuple[Candidate, float]
+
+
+def _signature(rec: Candidate) -> tuple[float | None, float]:
     """Trials with the same Elo and nodes per move played the same games (e.g. a node budget that
-    never binds): one is confirmed for all."""
-    return (rec.get("elo"), rec.get("nodes_per_move"))
+    never binds): one is confirmed for all. A proposal played no trial games."""
+    return (rec.rating.elo, rec.nodes_per_move) if isinstance(rec, LevelTrial) else (None, 0.0)
 
 
-def _knobs_tried(knobs: Mapping[str, Any],
-                 tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> bool:
+def _knobs_tried(knobs: Mapping[str, Knob], tried: Sequence[Tried]) -> bool:
     """Whether a candidate with exactly these knobs (a trial or a proposal) was confirmed already."""
-    return any(dict(r["knobs"]) == dict(knobs) for r, _ in tried)
+    return any(dict(r.knobs) == dict(knobs) for r, _ in tried)
 
 
-def next_trial(ranked: Sequence[Mapping[str, Any]],
-               tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
-               target: float) -> Mapping[str, Any] | None:
+def next_trial(ranked: Sequence[LevelTrial], tried: Sequence[Tried], target: float) -> LevelTrial | None:
     """The best-ranked trial not yet confirmed and not a clone of one (the same Elo and nodes per
     move, or the knobs of any confirmed candidate, proposals included: the same player),
     preferring trials that rated on the far side of the nearest miss (a miss below the target
-    looks for stronger trials, one above it for weaker ones)."""
+    looks for stronger trials, one above it for weaker ones). ``tried``: (candidate, its
+    confirmed Elo)."""
     seen = {_signature(r) for r, _ in tried}
-    rest = [r for r in ranked if r.get("number") is not None and _signature(r) not in seen
-            and not _knobs_tried(r["knobs"], tried)]
+    rest = [r for r in ranked if _signature(r) not in seen and not _knobs_tried(r.knobs, tried)]
     if not rest or not tried:
         return rest[0] if rest else None
-    near_rec, near = min(tried, key=lambda t: abs(t[1]["elo"] - target))
-    if near_rec.get("elo") is not None:
-        up = near["elo"] < target
-        onward = [r for r in rest if (r["elo"] > near_rec["elo"]) == up and r["elo"] != near_rec["elo"]]
+    near_rec, near = min(tried, key=lambda t: abs(t[1] - target))
+    if isinstance(near_rec, LevelTrial):
+        up = near < target
+        elo = near_rec.rating.elo
+        onward = [r for r in rest if (r.rating.elo > elo) == up and r.rating.elo != elo]
         if onward:
             return onward[0]
     return rest[0]
 
 
-def proposal_record(template: Mapping[str, Any], knobs: Mapping[str, Any], k: int) -> dict[str, Any]:
-    """A candidate record for proposed knobs (no trial games; the confirmation rates it)."""
-
+def proposal(level: str, target: float, knobs: Mapping[str, Knob], k: int) -> Proposal:
+    """The ``k``-th candidate of a level as proposed knobs (no trial games; the confirmation
+    rates it)."""
     slot = PROPOSAL_SLOT + k
-    return {**template, "number": None, "slot": slot, "knobs": dict(knobs), "proposed": True,
-            "stage": f"calibrate/{template['level_name']}/confirm-{slot:04d}/round-000",
-            "elo": None, "ci": [None, None], "games": 0, "score": None, "within_ci": False, "hit": False,
-            "value": None, "opponent_wins": win_score_summary([]), "nodes_per_move": 0.0}
+    return Proposal(slot, f"calibrate/{level}/confirm-{slot:04d}/round-000", dict(knobs), target)
 
 
 def _same_line(a: Mapping[str, Any], b: Mapping[str, Any], knob: str) -> bool:
@@ -317,34 +330,35 @@ def _from_axis(knob: str, x: float) -> float:
     return math.exp(x) if knob in _LOG_SCALE else x
 
 
-def propose(tried: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], trials: Sequence[Mapping[str, Any]],
-            target: float, ranges: Mapping[str, tuple[float, float]]) -> dict[str, Any] | None:
-    """Knobs for the next confirmation by a Newton step on one adjustable knob, or None."""
+def propose(tried: Sequence[Tried], trials: Sequence[LevelTrial], target: float,
+            ranges: Mapping[str, tuple[float, float]]) -> dict[str, Knob] | None:
+    """Knobs for the next confirmation by a Newton step on one adjustable knob, or None.
+    ``tried``: the confirmed candidates with their confirmed Elo."""
     knob = next((name for name in ADJUSTABLE if name in ranges), None)
     if knob is None:
         return None
     sign = ADJUSTABLE[knob]
-    base_rec, base = min(tried, key=lambda t: abs(t[1]["elo"] - target))
-    knobs = dict(base_rec["knobs"])
+    base_rec, base = min(tried, key=lambda t: abs(t[1] - target))
+    knobs = dict(base_rec.knobs)
     if knob not in knobs:
         return None
-    line = sorted(((_to_axis(knob, float(r["knobs"][knob])), float(c["elo"])) for r, c in tried
-                   if _same_line(r["knobs"], knobs, knob)), key=lambda p: abs(p[1] - target))
+    line = sorted(((_to_axis(knob, float(r.knobs[knob])), float(elo)) for r, elo in tried
+                   if _same_line(r.knobs, knobs, knob)), key=lambda p: abs(p[1] - target))
     slope = None
     if len(line) >= 2 and line[0][0] != line[1][0]:
         slope = (line[1][1] - line[0][1]) / (line[1][0] - line[0][0])
     if slope is None or slope * sign <= 0:
         points = []
         for t in trials:
-            if t["knobs"].get("max_depth") == knobs.get("max_depth") and knob in t["knobs"]:
-                half = (t["ci"][1] - t["ci"][0]) / 2.0 / 1.96
-                points.append((_to_axis(knob, float(t["knobs"][knob])), float(t["elo"]),
+            if t.knobs.get("max_depth") == knobs.get("max_depth") and knob in t.knobs:
+                half = t.rating.half_width / 1.96
+                points.append((_to_axis(knob, float(t.knobs[knob])), float(t.rating.elo),
                                1.0 / max(half, 1.0) ** 2))
         slope = _regression_slope(points)
     if slope is None or slope * sign <= 0:
         return None
     low, high = (_to_axis(knob, v) for v in ranges[knob])
-    x = min(max(_to_axis(knob, float(knobs[knob])) + (target - float(base["elo"])) / slope, low), high)
+    x = min(max(_to_axis(knob, float(knobs[knob])) + (target - float(base)) / slope, low), high)
     if any(abs(x - seen) < MIN_STEP * (high - low) for seen, _ in line):
         return None  # (nearly) measured there already, e.g. clipped at the range's end: nothing to learn
     value = _from_axis(knob, x)
@@ -356,8 +370,8 @@ _JOINT_STREAM = 2000
 
 
 def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
-                 picks: Mapping[str, Mapping[str, Any]], confirmations: dict[str, dict[str, Any]],
-                 weights: Mapping[str, float], log: Callable[[str], None] | None = None) -> None:
+                 confirmed: Mapping[str, Confirmed], weights: Mapping[str, float],
+                 log: Callable[[str], None] | None = None) -> dict[str, Confirmed]:
     """Re-rate the confirmed levels together with games between adjacent levels.
 
     Each level's confirmation rates it against deterministic ladder anchors only. A level that
@@ -365,14 +379,15 @@ def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
     anchors predict (measured in english and suicide: Medium - Easy +287 head to head against
     +390 claimed). So Easy - Medium and Medium - Hard each play ``confirm_joint_pairs`` fresh
     pairs, and ONE fit over the ladder, every level's confirmation games and these games gives
-    the levels' Elo and CIs (bootstrap; the pin held). The confirmation's own numbers stay
-    under ``confirm.alone``. Updates ``confirmations`` in place.
+    the levels' ratings (bootstrap; the pin held). The confirmation on its own stays under
+    ``alone`` of the re-rated one.
     """
 
-    names = {level: f"{level}-t{int(picks[level]['slot']):04d}" for level in LEVELS}
+    names = {level: player_name(level, confirmed[level].candidate.slot) for level in LEVELS}
     specs = {level: inline_spec(names[level], level_profile(ctx.variant, names[level], weights,
-                                                            picks[level]["knobs"])) for level in LEVELS}
-    tables = [confirmations[level]["_table"] for level in LEVELS]
+                                                            confirmed[level].candidate.knobs))
+             for level in LEVELS}
+    tables = [confirmed[level].games for level in LEVELS]
     stages = []
     for i, (weak, strong) in enumerate(itertools.pairwise(LEVELS)):
         stage = f"calibrate/joint/{weak}-{strong}"
@@ -383,17 +398,17 @@ def joint_rating(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
     ratings = rate_many(ladder, table, [names[level] for level in LEVELS], section.pin,
                         bootstrap=section.confirm_bootstrap, seed=ctx.run_seed,
                         unit=BOOTSTRAP_UNIT)
+    joint_games = sum(t.num_rows for t in tables[len(LEVELS):])
+    out = {}
     for level in LEVELS:
-        conf = confirmations[level]
+        alone = confirmed[level].confirmation
         r = ratings[names[level]]
-        half = (r.ci_high - r.ci_low) / 2.0
         target = section.level(level).target
-        alone = {k: conf[k] for k in ("elo", "ci", "half_width", "within_ci", "narrow", "hit")}
-        within, narrow = r.ci_low <= target <= r.ci_high, half <= section.confirm_half_width
-        conf.update({"alone": alone, "elo": r.elo, "ci": [r.ci_low, r.ci_high], "half_width": half,
-                     "within_ci": within, "narrow": narrow, "hit": within and narrow,
-                     "joint_stages": stages, "games": conf["games"] + sum(
-                         t.num_rows for t in tables[len(LEVELS):])})
+        within, narrow = r.holds(target), r.half_width <= section.confirm_half_width
+        conf = dataclasses.replace(alone, rating=r, within_ci=within, narrow=narrow, hit=within and narrow,
+                                   joint_stages=tuple(stages), games=alone.games + joint_games, alone=alone)
+        out[level] = dataclasses.replace(confirmed[level], confirmation=conf)
         if log is not None:
             log(f"joint {level}: Elo {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}] (alone "
-                f"{alone['elo']:+.0f}), target {target:+.0f}")
+                f"{alone.rating.elo:+.0f}), target {target:+.0f}")
+    return out

@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,21 @@ import pyarrow.compute as pc
 
 import engine
 from engine.profile import LEVEL_NAMES, Profile, load_profile
+from pipeline.calibration.levelcheck_results import (
+    Claim,
+    ClaimedGap,
+    DavidsonGap,
+    DifferenceTest,
+    LevelCheckError,
+    LevelCheckResult,
+    LevelCheckSettings,
+    LevelStats,
+    MatchRating,
+    MatchResult,
+)
 from pipeline.games.executor import Executor, RayOptions, make_executor
 from pipeline.games.match import BatchSpec
-from pipeline.games.openings import DECK_PARTS, load_deck
+from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing, Progress, pair_index, play_pairings
 from pipeline.games.players import make_player
 from pipeline.games.stage import player_nodes_per_move, read_result, write_result
@@ -62,50 +74,6 @@ RUN_ID = "levelcheck"
 PLAN_FILE = "levelcheck-plan.json"
 RESULT_FILES = ("levelcheck.json", "levelcheck.md", "levelcheck.png")
 ADJACENT = (("medium", "easy"), ("hard", "medium"))  # (stronger, weaker): gap = stronger - weaker
-RESULT_VERSION = 1
-
-
-class LevelCheckError(ValueError):
-    """Bad input to a level check (the CLI exits with status 2)."""
-
-
-@dataclass(frozen=True)
-class LevelCheckSettings:
-    """Everything the command line sets (recorded in levelcheck.json)."""
-
-    profile: str
-    output: str
-    baseline: str | None = None
-    pairs: int = 20
-    baseline_pairs: int = 10
-    seed: int = 0
-    deck_part: str = "all"
-    ply_cap: int = 200
-    batch_size: int = 10
-    blunder_depth: int = 4
-    blunder_positions: int = 2000
-    bootstrap_unit: str = "opening"
-    in_process: bool = False
-    address: str | None = None
-    claimed_from: str | None = None
-
-    def check(self) -> None:
-        """Raise LevelCheckError on a value no check can run with."""
-        for name, low in (("pairs", 1), ("baseline_pairs", 1), ("ply_cap", 1), ("batch_size", 2),
-                          ("blunder_depth", 1), ("blunder_positions", 1), ("seed", 0)):
-            value = getattr(self, name)
-            if value < low:
-                raise LevelCheckError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
-        if self.batch_size % 2:
-            raise LevelCheckError(f"--batch-size must be even (whole pairs), got {self.batch_size}")
-        if self.blunder_depth > 32:
-            raise LevelCheckError(f"--blunder-depth must be <= 32, got {self.blunder_depth}")
-        if self.bootstrap_unit not in BOOTSTRAP_UNITS:
-            raise LevelCheckError(f"--bootstrap-unit must be one of {', '.join(BOOTSTRAP_UNITS)}, "
-                                  f"got {self.bootstrap_unit!r}")
-        if self.deck_part not in DECK_PARTS:
-            raise LevelCheckError(f"--deck-part must be one of {', '.join(DECK_PARTS)}, "
-                                  f"got {self.deck_part!r}")
 
 
 @dataclass(frozen=True)
@@ -257,7 +225,7 @@ def elo_interval(stats: ScoreStats) -> tuple[float, float, str]:
 DAVIDSON_BOOTSTRAP = 400
 
 
-def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0, unit: str = "opening") -> dict[str, Any]:
+def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0, unit: str = "opening") -> DavidsonGap:
     """A's Elo over B on the SAME scale as the calibration's claims, with a bootstrap CI that
     resamples ``unit`` (``opening``: every game of one opening together; ``pair``).
 
@@ -277,16 +245,12 @@ def davidson_gap(rows: Sequence[Mapping[str, Any]], seed: int = 0, unit: str = "
     clusters = np.array([r[key] for r in rows])  # pair ids stay integers: the same resamples as before
     fit = fit_elo(games, "B", 0.0, advantage=0.0, ci_method="bootstrap", n_bootstrap=DAVIDSON_BOOTSTRAP,
                   seed=seed, clusters=clusters)
-    a = fit["A"]
-    return {"elo": a.elo, "ci": [a.ci_low, a.ci_high], "prior_driven": a.prior_driven,
-            "draw_nu": fit.draw_nu.value, "ci_method": f"{unit} bootstrap ({DAVIDSON_BOOTSTRAP})"}
+    return DavidsonGap(fit["A"], fit.draw_nu.value, f"{unit} bootstrap ({DAVIDSON_BOOTSTRAP})")
 
 
-def rate_games(rows: Sequence[Mapping[str, Any]], unit: str = "opening") -> dict[str, Any]:
-    """Pentanomial score, Elo of A over B with a 95 % CI, and W/D/L of A, from one pairing's games.
-
-    JSON has no infinity: an infinite Elo or CI end is null; ``score_ci`` (finite) tells its sign.
-    """
+def rate_games(rows: Sequence[Mapping[str, Any]], unit: str = "opening") -> MatchRating:
+    """Pentanomial score, Elo of A over B with a 95 % CI, W/D/L of A and the Davidson gap, from one
+    pairing's games. An infinite Elo or CI end is None; ``score_ci`` (finite) tells its sign."""
 
     pairs: dict[int, float] = {}
     for row in rows:
@@ -296,22 +260,16 @@ def rate_games(rows: Sequence[Mapping[str, Any]], unit: str = "opening") -> dict
     low, high, method = elo_interval(stats)
     wins = sum(r["result_a"] == 1.0 for r in rows)
     draws = sum(r["result_a"] == 0.5 for r in rows)
-    davidson = davidson_gap(rows, unit=unit)
-    return {
-        "games": len(rows), "distinct_games": distinct_games(rows), "pairs": len(pairs), "wins": wins,
-        "draws": draws,
-        "losses": len(rows) - wins - draws, "score": stats.score,
-        "score_ci": [elo_to_score(low), elo_to_score(high)], "elo": _finite(stats.elo),
-        "elo_ci": [_finite(low), _finite(high)], "ci_method": method, "los": stats.los,
-        "pentanomial": dict(zip(["0", "0.5", "1", "1.5", "2"], counts, strict=True)),
-        "davidson": davidson,
-        "_ci": tuple(davidson["ci"]),  # the verdict compares claims on their own (Davidson) scale
-    }
+    return MatchRating(
+        games=len(rows), distinct_games=distinct_games(rows), pairs=len(pairs), wins=wins, draws=draws,
+        losses=len(rows) - wins - draws, score=stats.score, score_ci=(elo_to_score(low), elo_to_score(high)),
+        elo=_finite(stats.elo), elo_ci=(_finite(low), _finite(high)), ci_method=method, los=stats.los,
+        pentanomial=tuple(counts), davidson=davidson_gap(rows, unit=unit))
 
 
-def _claim(profile: Profile, level: str) -> tuple[float | None, tuple[float, float] | None]:
+def _claim(profile: Profile, level: str) -> Claim:
     lp = profile.provenance.levels[level]
-    return lp.elo, lp.elo_ci
+    return Claim(lp.elo, lp.elo_ci)
 
 
 def _link(profile: Profile, strong: str, weak: str) -> str | None:
@@ -325,9 +283,7 @@ def _link(profile: Profile, strong: str, weak: str) -> str | None:
     return None
 
 
-def claimed_gap(strong: tuple[float | None, tuple[float, float] | None],
-                weak: tuple[float | None, tuple[float, float] | None],
-                link: str | None = None) -> dict[str, Any]:
+def claimed_gap(strong: Claim, weak: Claim, link: str | None = None) -> ClaimedGap:
     """The claimed gap strong - weak and a 95 % interval of it.
 
     ``link`` "a" (or "b"): the stronger (weaker) level was measured head to head against the
@@ -335,24 +291,22 @@ def claimed_gap(strong: tuple[float | None, tuple[float, float] | None],
     interval combines the two levels' CI half-widths in quadrature, as if independent (they come
     from one fit against the ladder, so this is only a guide). None when either Elo is missing.
     """
-    (elo_s, ci_s), (elo_w, ci_w) = strong, weak
-    levels = {"claimed_a": {"elo": elo_s, "elo_ci": None if ci_s is None else list(ci_s)},
-              "claimed_b": {"elo": elo_w, "elo_ci": None if ci_w is None else list(ci_w)}}
+    (elo_s, ci_s), (elo_w, ci_w) = (strong.elo, strong.elo_ci), (weak.elo, weak.elo_ci)
     if elo_s is None or elo_w is None or ci_s is None or ci_w is None:
-        return {"claimed_gap": None, "claimed_gap_ci": None, "claimed_gap_ci_method": None, **levels}
+        return ClaimedGap(None, None, None, strong, weak)
     gap = elo_s - elo_w
     if link == "a":
-        ci, method = [ci_s[0] - elo_w, ci_s[1] - elo_w], "head to head (the stronger level's own CI)"
+        ci, method = (ci_s[0] - elo_w, ci_s[1] - elo_w), "head to head (the stronger level's own CI)"
     elif link == "b":
-        ci, method = [elo_s - ci_w[1], elo_s - ci_w[0]], "head to head (the weaker level's own CI)"
+        ci, method = (elo_s - ci_w[1], elo_s - ci_w[0]), "head to head (the weaker level's own CI)"
     else:
         half = math.hypot((ci_s[1] - ci_s[0]) / 2, (ci_w[1] - ci_w[0]) / 2)
-        ci, method = [gap - half, gap + half], "approximate (both levels' CIs in quadrature)"
-    return {"claimed_gap": gap, "claimed_gap_ci": ci, "claimed_gap_ci_method": method, **levels}
+        ci, method = (gap - half, gap + half), "approximate (both levels' CIs in quadrature)"
+    return ClaimedGap(gap, ci, method, strong, weak)
 
 
 def difference_test(measured: float, measured_ci: Sequence[float], claimed: float,
-                    claimed_ci: Sequence[float]) -> dict[str, Any]:
+                    claimed_ci: Sequence[float]) -> DifferenceTest:
     """Is the measured gap consistent with the claimed one, given BOTH uncertainties?
 
     ``reproduced`` (claimed gap inside the measured CI) treats the claim as exact, so an
@@ -366,22 +320,22 @@ def difference_test(measured: float, measured_ci: Sequence[float], claimed: floa
     diff = measured - claimed
     se = math.hypot(se_m, se_c)
     z = diff / se if se > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
-    return {"difference": diff, "difference_ci": [diff - Z95 * se, diff + Z95 * se], "z": _finite(z),
-            "agrees": bool(abs(z) <= Z95)}
+    return DifferenceTest(diff, (diff - Z95 * se, diff + Z95 * se), _finite(z), bool(abs(z) <= Z95))
 
 
-def _verdict(match: dict[str, Any]) -> dict[str, Any]:
-    """``reproduced``: claimed gap inside the measured CI; ``consistent``: the two intervals
-    overlap; ``agrees``: :func:`difference_test`."""
-    low, high = match.pop("_ci")
-    gap, gap_ci = match["claimed_gap"], match["claimed_gap_ci"]
-    match["reproduced"] = None if gap is None else bool(low <= gap <= high)
-    match["consistent"] = None if gap_ci is None else bool(low <= gap_ci[1] and gap_ci[0] <= high)
-    finite = gap_ci is not None and all(math.isfinite(v) for v in (low, high))
-    test = difference_test(match["davidson"]["elo"], (low, high), gap, gap_ci) if finite else None
-    match["difference_test"] = test
-    match["agrees"] = None if test is None else test["agrees"]
-    return match
+def verdict(label: str, a: str, b: str, measured: MatchRating, claimed: ClaimedGap) -> MatchResult:
+    """A match's result: ``reproduced``: claimed gap inside the measured CI; ``consistent``: the
+    two intervals overlap; ``difference_test``: :func:`difference_test`. The claims are judged on
+    their own (Davidson) scale."""
+    d = measured.davidson.rating
+    low, high = d.ci_low, d.ci_high
+    gap, gap_ci = claimed.gap, claimed.ci
+    reproduced = None if gap is None else bool(low <= gap <= high)
+    consistent = None if gap_ci is None else bool(low <= gap_ci[1] and gap_ci[0] <= high)
+    test = None
+    if gap is not None and gap_ci is not None and math.isfinite(low) and math.isfinite(high):
+        test = difference_test(d.elo, (low, high), gap, gap_ci)
+    return MatchResult(label, a, b, measured, claimed, reproduced, consistent, test)
 
 
 def _pairing_rows(table: pa.Table, batch_size: int, count: int) -> list[list[dict[str, Any]]]:
@@ -412,8 +366,8 @@ class _Match:
     label: str
     a: str
     b: str
-    a_claim: tuple[float | None, tuple[float, float] | None]
-    b_claim: tuple[float | None, tuple[float, float] | None]
+    a_claim: Claim
+    b_claim: Claim
     link: str | None = None  # see _link; only within one profile
 
 
@@ -435,31 +389,26 @@ def baseline_matches(profiles: _Profiles) -> list[_Match]:
 
 def _play_stage(executor: Executor, settings: LevelCheckSettings, variant: str, stage: str,
                 matches: Sequence[_Match], pairs: int,
-                deck: Sequence[Any]) -> tuple[pa.Table, list[dict[str, Any]]]:
+                deck: Sequence[Any]) -> tuple[pa.Table, list[MatchResult]]:
     """Play (or read back) one stage and rate each of its matches."""
     pairings = [Pairing(m.a, m.b, pairs) for m in matches]
     table = play_pairings(executor, settings.output, RUN_ID, stage, variant, pairings, settings.seed,
                           settings.batch_size, settings.ply_cap, deck, ProgressLines())
     results = []
     for match, rows in zip(matches, _pairing_rows(table, settings.batch_size, len(matches)), strict=True):
-        rated = {"match": match.label, "a": match.a, "b": match.b,
-                 **rate_games(rows, settings.bootstrap_unit),
-                 **claimed_gap(match.a_claim, match.b_claim, match.link)}
-        results.append(_verdict(rated))
+        results.append(verdict(match.label, match.a, match.b, rate_games(rows, settings.bootstrap_unit),
+                               claimed_gap(match.a_claim, match.b_claim, match.link)))
     return table, results
 
 
-def level_stats(variant: str, table: pa.Table, spec: str, claim: tuple[float | None, Any],
-                settings: LevelCheckSettings) -> dict[str, Any]:
+def level_stats(variant: str, table: pa.Table, spec: str, claim: Claim,
+                settings: LevelCheckSettings) -> LevelStats:
     """Blunder rate, nodes per move and games of one level, from this check's games."""
 
     stats = blunder_rate(variant, table, spec, depth=settings.blunder_depth,
                          max_positions=settings.blunder_positions, seed=settings.seed)
-    blunders = {k: v for k, v in asdict(stats).items() if k != "player"}
     own = player_games(table, spec)  # its games: counted, and where its nodes per move come from
-    elo, ci = claim
-    return {"spec": spec, "games": own.num_rows, "nodes_per_move": player_nodes_per_move(own, spec),
-            "blunders": blunders, "claimed_elo": elo, "claimed_elo_ci": None if ci is None else list(ci)}
+    return LevelStats(spec, own.num_rows, player_nodes_per_move(own, spec), stats, claim)
 
 
 def player_games(table: pa.Table, spec: str) -> pa.Table:
@@ -470,8 +419,8 @@ def player_games(table: pa.Table, spec: str) -> pa.Table:
 
 
 def run_levelcheck(settings: LevelCheckSettings,
-                   executor_factory: Callable[[], Executor] | None = None) -> dict[str, Any]:
-    """Run the whole check and write its three result files; returns the JSON document."""
+                   executor_factory: Callable[[], Executor] | None = None) -> LevelCheckResult:
+    """Run the whole check, write its three result files and return what levelcheck.json holds."""
     started = time.perf_counter()
     settings.check()
     profiles = load_profiles(settings)
@@ -487,7 +436,7 @@ def run_levelcheck(settings: LevelCheckSettings,
         log(f"levelcheck {variant}: executor {executor.description}, output {output}")
         adjacent_table, adjacent = _play_stage(executor, settings, variant, "adjacent",
                                                adjacent_matches(profiles), settings.pairs, deck)
-        tables, baseline = [adjacent_table], list[dict[str, Any]]()
+        tables, baseline = [adjacent_table], list[MatchResult]()
         if profiles.baseline is not None:
             base_table, baseline = _play_stage(executor, settings, variant, "baseline",
                                                baseline_matches(profiles), settings.baseline_pairs, deck)
@@ -497,12 +446,8 @@ def run_levelcheck(settings: LevelCheckSettings,
         executor.close()
     games = pa.concat_tables(tables)
     log(f"levelcheck {variant}: scoring blunders (depth {settings.blunder_depth})")
-    result = _result(settings, profiles, deck, games, adjacent, baseline)
-    result.update({"games_total": games.num_rows, "games_played_now": executor.games,
-                   "batches_played_now": executor.batches, "executor": description,
-                   "cpu_count": os.cpu_count(), "wall_seconds": time.perf_counter() - started})
-    write_outputs(output, result)
-    return result
+    result = _result(settings, profiles, deck, games, adjacent, baseline, executor, description, started)
+    return write_outputs(output, result)
 
 
 def _preflight(profiles: _Profiles, variant: str) -> None:
@@ -516,7 +461,9 @@ def _preflight(profiles: _Profiles, variant: str) -> None:
 
 
 def _result(settings: LevelCheckSettings, profiles: _Profiles, deck: Sequence[Any], games: pa.Table,
-            adjacent: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> dict[str, Any]:
+            adjacent: list[MatchResult], baseline: list[MatchResult], played: _CountingExecutor,
+            executor: str, started: float) -> LevelCheckResult:
+    """The check's result; ``played``: what this invocation played, ``started``: when it began."""
     variant = profiles.profile.variant.name
     levels = {n: level_stats(variant, games, level_spec(profiles.path, n), _claim(profiles.claims, n),
                              settings) for n in LEVEL_NAMES}
@@ -524,16 +471,14 @@ def _result(settings: LevelCheckSettings, profiles: _Profiles, deck: Sequence[An
     if profiles.baseline is not None and profiles.baseline_path is not None:
         baseline_levels = {n: level_stats(variant, games, level_spec(profiles.baseline_path, n),
                                           _claim(profiles.baseline, n), settings) for n in LEVEL_NAMES}
-    return {
-        "schema": "draughts.levelcheck", "version": RESULT_VERSION, "variant": variant,
-        "profile": str(profiles.path), "profile_hash": profiles.profile.profile_hash(),
-        "baseline": None if profiles.baseline_path is None else str(profiles.baseline_path),
-        "claimed_from": str(profiles.claims_path),
-        "settings": asdict(settings), "seed": settings.seed, "deck_part": settings.deck_part,
-        "deck_openings": len(deck), "adjacent": adjacent, "baseline_matches": baseline,
-        "levels": levels, "baseline_levels": baseline_levels,
-        "engine_version": _engine_version(),
-    }
+    return LevelCheckResult(
+        variant=variant, profile=str(profiles.path), profile_hash=profiles.profile.profile_hash(),
+        baseline=None if profiles.baseline_path is None else str(profiles.baseline_path),
+        claimed_from=str(profiles.claims_path), settings=settings, deck_openings=len(deck),
+        adjacent=tuple(adjacent), baseline_matches=tuple(baseline), levels=levels,
+        baseline_levels=baseline_levels, engine_version=_engine_version(), games_total=games.num_rows,
+        games_played_now=played.games, batches_played_now=played.batches, executor=executor,
+        cpu_count=os.cpu_count(), wall_seconds=time.perf_counter() - started, files=())
 
 
 def _engine_version() -> str:
@@ -567,91 +512,90 @@ def _yes_no(value: bool | None) -> str:
     return "n/a" if value is None else ("yes" if value else "NO")
 
 
-def _match_table(matches: Sequence[Mapping[str, Any]]) -> list[str]:
+def _match_table(matches: Sequence[MatchResult]) -> list[str]:
     lines = ["| match (A - B) | games | W/D/L (A) | score | measured gap, Davidson [95 % CI] | "
              "claimed gap [95 %] | reproduced | intervals overlap | measured - claimed [95 %] | agrees | "
              "score-based (logistic) Elo [CI] |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for m in matches:
-        measured = _elo(m["elo"], m["score"])
-        claimed = _with_ci(m["claimed_gap"], m["claimed_gap_ci"])
-        if (m.get("claimed_gap_ci_method") or "").startswith("approximate"):
+        g, c, test = m.measured, m.claimed, m.difference_test
+        claimed = _with_ci(c.gap, c.ci)
+        if (c.ci_method or "").startswith("approximate"):
             claimed += " approx."
-        test = m.get("difference_test")
-        diff = "n/a" if test is None else _with_ci(test["difference"], test["difference_ci"])
-        d = m["davidson"]
-        flag = " (prior-driven)" if d["prior_driven"] else ""
-        lines.append(f"| {m['match']} | {m['games']} | {m['wins']}/{m['draws']}/{m['losses']} | "
-                     f"{m['score']:.3f} | {d['elo']:+.0f} [{d['ci'][0]:+.0f}, {d['ci'][1]:+.0f}]{flag} | "
-                     f"{claimed} | {_yes_no(m['reproduced'])} | {_yes_no(m['consistent'])} | "
-                     f"{diff} | {_yes_no(m.get('agrees'))} | "
-                     f"{measured} {_ci(m['elo_ci'], m['score_ci'])} |")
+        diff = "n/a" if test is None else _with_ci(test.difference, test.difference_ci)
+        d = g.davidson.rating
+        flag = " (prior-driven)" if d.prior_driven else ""
+        lines.append(f"| {m.match} | {g.games} | {g.wins}/{g.draws}/{g.losses} | "
+                     f"{g.score:.3f} | {d.elo:+.0f} [{d.ci_low:+.0f}, {d.ci_high:+.0f}]{flag} | "
+                     f"{claimed} | {_yes_no(m.reproduced)} | {_yes_no(m.consistent)} | "
+                     f"{diff} | {_yes_no(m.agrees)} | "
+                     f"{_elo(g.elo, g.score)} {_ci(g.elo_ci, g.score_ci)} |")
     return lines
 
 
-def _repeat_notes(matches: Sequence[Mapping[str, Any]], unit: str) -> list[str]:
+def _repeat_notes(matches: Sequence[MatchResult], unit: str) -> list[str]:
     """A warning per match whose games repeat (see :func:`distinct_games`); ``unit`` is what the
     gap's bootstrap resampled."""
     lines = []
     for m in matches:
-        distinct = m.get("distinct_games")
-        if distinct is not None and distinct < m["games"]:
-            head = (f"**Repeated games in {m['match']}:** only {distinct} of its {m['games']} games "
+        games, distinct = m.measured.games, m.measured.distinct_games
+        if distinct is not None and distinct < games:
+            head = (f"**Repeated games in {m.match}:** only {distinct} of its {games} games "
                     f"differ (both levels play without noise, so each repeat of an opening replays its "
                     f"game).")
             if unit == "opening":
                 lines.append(f"{head} The gap's CI resamples whole openings, so it counts each game "
                              f"once; the pentanomial CI counts the repeats and is about "
-                             f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
+                             f"{math.sqrt(games / distinct):.1f}x too narrow.")
             else:
                 lines.append(f"{head} Its CIs count the repeats as independent and are about "
-                             f"{math.sqrt(m['games'] / distinct):.1f}x too narrow.")
+                             f"{math.sqrt(games / distinct):.1f}x too narrow.")
     return [*lines, ""] if lines else []
 
 
-def _level_table(levels: Mapping[str, Mapping[str, Any]], prefix: str = "") -> list[str]:
+def _level_table(levels: Mapping[str, LevelStats], prefix: str = "") -> list[str]:
     lines = ["| level | games | blunder rate [95 % CI] | blunders / moves scored | nodes per move | "
              "claimed Elo [CI] |", "| --- | --- | --- | --- | --- | --- |"]
     for name, lv in levels.items():
-        b = lv["blunders"]
-        rate = "-" if b["rate"] is None else f"{b['rate']:.1%} [{b['ci_low']:.1%}, {b['ci_high']:.1%}]"
-        claimed = _with_ci(lv["claimed_elo"], lv["claimed_elo_ci"])
-        lines.append(f"| {prefix}{name} | {lv['games']} | {rate} | {b['blunders']} / {b['moves']} | "
-                     f"{lv['nodes_per_move']:.0f} | {claimed} |")
+        b = lv.blunders
+        rate = "-" if b.rate is None else f"{b.rate:.1%} [{b.ci_low:.1%}, {b.ci_high:.1%}]"
+        claimed = _with_ci(lv.claimed.elo, lv.claimed.elo_ci)
+        lines.append(f"| {prefix}{name} | {lv.games} | {rate} | {b.blunders} / {b.moves} | "
+                     f"{lv.nodes_per_move:.0f} | {claimed} |")
     return lines
 
 
-def markdown(result: Mapping[str, Any]) -> str:
+def markdown(result: LevelCheckResult) -> str:
     """levelcheck.md: settings line, the adjacent gaps, the baseline matches and the levels."""
-    s = result["settings"]
-    b = next(iter(result["levels"].values()))["blunders"]
-    lines = [f"# Level check: {result['variant']}", "",
-             f"Profile `{result['profile']}` (claims from `{result['claimed_from']}`); "
-             f"seed {result['seed']}, "
-             f"deck part {result['deck_part']} ({result['deck_openings']} openings), {s['pairs']} pairs per "
-             f"adjacent match, ply cap {s['ply_cap']}; {result['games_total']} games "
-             f"({result['games_played_now']} played now) in {result['wall_seconds']:.0f} s on "
-             f"{result['cpu_count']} CPUs ({result['executor']}).", "",
-             "## Adjacent levels", "", *_match_table(result["adjacent"]), "",
-             *_repeat_notes(result["adjacent"], result["settings"].get("bootstrap_unit", "pair"))]
-    if result["baseline_matches"]:
-        lines += [f"## Against the baseline `{result['baseline']}` ({s['baseline_pairs']} pairs each)", "",
-                  *_match_table(result["baseline_matches"]), ""]
-    lines += [f"## Levels (blunder: a move at least {b['threshold']:g} below the best in a material-only "
-              f"search of {b['depth']} plies)", "", *_level_table(result["levels"])]
-    if result["baseline_levels"]:
-        lines += _level_table(result["baseline_levels"], "baseline ")[2:]
+    s = result.settings
+    b = next(iter(result.levels.values())).blunders
+    lines = [f"# Level check: {result.variant}", "",
+             f"Profile `{result.profile}` (claims from `{result.claimed_from}`); "
+             f"seed {s.seed}, "
+             f"deck part {s.deck_part} ({result.deck_openings} openings), {s.pairs} pairs per "
+             f"adjacent match, ply cap {s.ply_cap}; {result.games_total} games "
+             f"({result.games_played_now} played now) in {result.wall_seconds:.0f} s on "
+             f"{result.cpu_count} CPUs ({result.executor}).", "",
+             "## Adjacent levels", "", *_match_table(result.adjacent), "",
+             *_repeat_notes(result.adjacent, s.bootstrap_unit)]
+    if result.baseline_matches:
+        lines += [f"## Against the baseline `{result.baseline}` ({s.baseline_pairs} pairs each)", "",
+                  *_match_table(result.baseline_matches), ""]
+    lines += [f"## Levels (blunder: a move at least {b.threshold:g} below the best in a material-only "
+              f"search of {b.depth} plies)", "", *_level_table(result.levels)]
+    if result.baseline_levels:
+        lines += _level_table(result.baseline_levels, "baseline ")[2:]
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(output: Path, result: dict[str, Any]) -> None:
-    """levelcheck.json, levelcheck.md and levelcheck.png under ``output``."""
-    result["files"] = [str(output / name) for name in RESULT_FILES]
-    write_result(output / RESULT_FILES[0], result)
-    text = markdown(result)
-    (output / RESULT_FILES[1]).write_text(text, encoding="utf-8")
-    gap_plot([*result["adjacent"], *result["baseline_matches"]], output / RESULT_FILES[2],
-             title=f"Level check ({result['variant']}): measured vs claimed gaps")
+def write_outputs(output: Path, result: LevelCheckResult) -> LevelCheckResult:
+    """levelcheck.json, levelcheck.md and levelcheck.png under ``output``; the result naming them."""
+    result = replace(result, files=tuple(str(output / name) for name in RESULT_FILES))
+    write_result(output / RESULT_FILES[0], result.to_json())
+    (output / RESULT_FILES[1]).write_text(markdown(result), encoding="utf-8")
+    gap_plot([*result.adjacent, *result.baseline_matches], output / RESULT_FILES[2],
+             title=f"Level check ({result.variant}): measured vs claimed gaps")
+    return result
 
 
 def _clip(value: float | None, score: float, limit: float) -> float:
@@ -661,32 +605,32 @@ def _clip(value: float | None, score: float, limit: float) -> float:
     return max(-limit, min(limit, value))
 
 
-def gap_plot(matches: Sequence[Mapping[str, Any]], path: Path, title: str) -> Path:
+def gap_plot(matches: Sequence[MatchResult], path: Path, title: str) -> Path:
     """Measured gaps (95 % CI bars) and claimed gaps (approximate bars), one row per match.
 
     Infinite values (a match won or lost in every pair) are drawn at the plot's edge (an arrow).
     """
     import matplotlib.pyplot as plt
 
-    finite = [abs(v) for m in matches
-              for v in (m["davidson"]["elo"], *(m["davidson"]["ci"]), m["claimed_gap"]) if v is not None]
+    finite = [abs(v) for m in matches for d in [m.measured.davidson.rating]
+              for v in (d.elo, d.ci_low, d.ci_high, m.claimed.gap) if v is not None]
     limit = max([400.0, *finite]) * 1.15
     y = np.arange(len(matches))[::-1]
     fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.5 * len(matches)))
     labels = {"measured": "measured (Davidson scale), 95 % CI", "claimed": "claimed (approx. 95 %)"}
     for i, m in zip(y, matches, strict=True):
-        d = m["davidson"]
-        elo = _clip(d["elo"], m["score"], limit)
-        low, high = (_clip(v, m["score"], limit) for v in d["ci"])
-        marker = ">" if d["prior_driven"] and m["score"] >= 0.5 else "<" if d["prior_driven"] else "o"
+        d, score = m.measured.davidson.rating, m.measured.score
+        elo = _clip(d.elo, score, limit)
+        low, high = (_clip(v, score, limit) for v in (d.ci_low, d.ci_high))
+        marker = ">" if d.prior_driven and score >= 0.5 else "<" if d.prior_driven else "o"
         ax.errorbar([elo], [i], xerr=[[max(0.0, elo - low)], [max(0.0, high - elo)]], fmt=marker,
                     color="tab:blue", capsize=4, label=labels.pop("measured", None))
-        if m["claimed_gap"] is not None:
-            gap, (c_low, c_high) = m["claimed_gap"], m["claimed_gap_ci"]
+        if m.claimed.gap is not None and m.claimed.ci is not None:
+            gap, (c_low, c_high) = m.claimed.gap, m.claimed.ci
             ax.errorbar([gap], [i - 0.15], xerr=[[gap - c_low], [c_high - gap]], fmt="D", color="tab:red",
                         capsize=3, label=labels.pop("claimed", None))
     ax.axvline(0.0, color="grey", lw=0.8)
-    ax.set_yticks(y, [m["match"] for m in matches])
+    ax.set_yticks(y, [m.match for m in matches])
     ax.set_xlim(-limit, limit)
     ax.set_xlabel("Elo gap (A - B)")
     ax.set_title(title)

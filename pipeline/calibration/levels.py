@@ -19,36 +19,44 @@ distribution of the opponents' wins against each level.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.params import PARAM_INDEX
+from engine.profile import Knob
 from pipeline.calibration.chain import Neighbour, chain_half_width, chain_order, rate_against
 from pipeline.calibration.confirm import (
+    Confirmed,
     confirm_candidate,
     confirm_level,
     joint_rating,
     opponents,
     width_bound,
 )
-from pipeline.calibration.rating import Rating, level_profile, rate_on_ladder
+from pipeline.calibration.rating import level_profile, rate_on_ladder
+from pipeline.calibration.results import (
+    RESULT_FILE,
+    CalibrationResult,
+    Candidate,
+    Confirmation,
+    LevelResult,
+    LevelTrial,
+    NeighbourRef,
+    Proposal,
+    WinScores,
+    player_name,
+    read_calibration,
+)
 from pipeline.config.job_sections import LEVELS, CalibrateSection, Range
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
-from pipeline.games.stage import (
-    StageContext,
-    player_nodes_per_move,
-    read_result,
-    trial_slot,
-    win_score_summary,
-    wins_against,
-    write_result,
-)
+from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, wins_against, write_result
 from pipeline.ladder.reference import Ladder
+from pipeline.ratings import Rating
 from pipeline.tracking.mlflow_log import level_metrics
 from pipeline.tuning.studies import (
     ask_trial,
@@ -59,7 +67,6 @@ from pipeline.tuning.studies import (
 )
 
 CALIBRATE_DIR = "calibrate"
-RESULT_FILE = "calibrate/result.json"
 MAX_RANKED = 40  # best-ranked trials per level considered when ordering the levels
 
 
@@ -120,14 +127,15 @@ CHAIN_TRIAL_FACTOR = 3
 
 def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, params: Mapping[str, Any],
                     level: str, fixed: Mapping[str, Any], weights: Mapping[str, float],
-                    section: CalibrateSection, neighbour: Neighbour | None = None) -> dict[str, Any]:
+                    section: CalibrateSection, neighbour: Neighbour | None = None) -> LevelTrial:
     """Play one candidate against the pin and the bracketing anchors (in a chain: against the
-    confirmed ``neighbour``), rate it, tell the study."""
+    confirmed ``neighbour``), rate it, tell the study (its record goes into the trial's user
+    attr ``record``)."""
 
     slot = trial_slot(study, trial)
     target = section.level(level).target
-    knobs = {**fixed, **params}
-    name = f"{level}-t{slot:04d}"
+    knobs: dict[str, Knob] = {**fixed, **params}
+    name = player_name(level, slot)
     spec = inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
     if neighbour is None:
         opps, pairs = opponents(ladder, section.pin, target), section.pairs
@@ -144,44 +152,31 @@ def run_level_trial(ctx: StageContext, ladder: Ladder, study: Any, trial: Any, p
         rating = rate_against(table, name, neighbour)
     npm = player_nodes_per_move(table, name)
     value = objective(rating, target, npm, section.compute_penalty)
-    record = {
-        "number": trial.number, "slot": slot, "stage": stage, "knobs": knobs,
-        "elo": rating.elo, "ci": [rating.ci_low, rating.ci_high], "games": table.num_rows,
-        "score": rating.score, "prior_driven": rating.prior_driven, "nodes_per_move": npm,
-        "target": target, "within_ci": rating.ci_low <= target <= rating.ci_high, "value": value,
-        "hit": rating.ci_low <= target <= rating.ci_high and abs(rating.elo - target) <= section.tolerance,
-        "anchors": [n for n, _ in opps], "opponent_wins": win_score_summary(wins_against(table, name)),
-        "games_per_second": table.num_rows / seconds if seconds > 0 else 0.0,
-    }
-    tell_trial(study, trial, value, user_attrs={"record": json.dumps(record, sort_keys=True)})
+    within = rating.holds(target)
+    record = LevelTrial(
+        number=trial.number, slot=slot, stage=stage, knobs=knobs, rating=rating, nodes_per_move=npm,
+        target=target, within_ci=within, hit=within and abs(rating.elo - target) <= section.tolerance,
+        value=value, anchors=tuple(n for n, _ in opps), opponent_wins=WinScores.of(wins_against(table, name)),
+        games_per_second=table.num_rows / seconds if seconds > 0 else 0.0)
+    tell_trial(study, trial, value, user_attrs={"record": json.dumps(record.to_json(), sort_keys=True)})
     return record
 
 
-def trial_records(study: Any) -> list[dict[str, Any]]:
+def trial_records(study: Any) -> list[LevelTrial]:
     """The records of a level study's COMPLETE trials."""
-    out = []
-    for t in complete_trials(study):
-        if "record" in t.user_attrs:
-            out.append(json.loads(t.user_attrs["record"]))
-    return out
+    return [LevelTrial.from_json(json.loads(t.user_attrs["record"]), f"{study.study_name} trial {t.number}")
+            for t in complete_trials(study) if "record" in t.user_attrs]
 
 
-def _hit(record: Mapping[str, Any]) -> bool:
-    return bool(record.get("hit", record["within_ci"]))
-
-
-def rank(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def rank(records: Sequence[LevelTrial]) -> list[LevelTrial]:
     """Hits (target inside the CI, Elo within the tolerance) by least compute first, then the
     others by distance to the target."""
-    hits = sorted((r for r in records if _hit(r)), key=lambda r: (r["nodes_per_move"], r["number"]))
-    misses = sorted((r for r in records if not _hit(r)),
-                    key=lambda r: (abs(r["elo"] - r["target"]), r["number"]))
+    hits = sorted((r for r in records if r.hit), key=lambda r: (r.nodes_per_move, r.number))
+    misses = sorted((r for r in records if not r.hit), key=lambda r: (abs(r.rating.elo - r.target), r.number))
     return [*hits, *misses]
 
 
-def pick_levels(
-    by_level: Mapping[str, Sequence[Mapping[str, Any]]],
-) -> tuple[dict[str, Mapping[str, Any]], bool]:
+def pick_levels(by_level: Mapping[str, Sequence[LevelTrial]]) -> tuple[dict[str, LevelTrial], bool]:
     """The best-ranked strictly ordered combination (easy < medium < hard), and whether one exists."""
     ranked = [rank(by_level[level])[:MAX_RANKED] for level in LEVELS]
     if any(not r for r in ranked):
@@ -189,7 +184,7 @@ def pick_levels(
         raise ValueError(f"no finished calibration trial for level(s) {missing}")
     best: tuple[int, tuple[int, ...]] | None = None
     for combo in itertools.product(*(range(len(r)) for r in ranked)):
-        elos = [ranked[i][j]["elo"] for i, j in enumerate(combo)]
+        elos = [ranked[i][j].rating.elo for i, j in enumerate(combo)]
         if all(a < b for a, b in itertools.pairwise(elos)):
             cost = sum(combo)
             if best is None or (cost, combo) < best:
@@ -200,17 +195,17 @@ def pick_levels(
 
 
 def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, studies: Mapping[str, Any],
-                  weights: Mapping[str, float], *, tracker: Any, log: Any = None) -> dict[str, Any]:
+                  weights: Mapping[str, float], *, tracker: Any, log: Any = None) -> CalibrationResult:
     """Calibrate every level (resuming finished trials), pick, write and return the result."""
     path = ctx.run_folder / RESULT_FILE
-    done = read_result(path)
+    done = read_calibration(path)
     if done is not None:
         return done
     notes = []
-    confirmations: dict[str, dict[str, Any]] = {}
+    confirmed: dict[str, Confirmed] = {}
     if section.chain_from:
-        by_level, picks, confirmations = _calibrate_chain(ctx, ladder, section, studies, weights, tracker,
-                                                          log)
+        by_level, confirmed = _calibrate_chain(ctx, ladder, section, studies, weights, tracker, log)
+        picks: dict[str, LevelTrial] = {}
     else:
         by_level = {level: _run_trials(ctx, ladder, section, studies[level], level, weights, tracker, log)
                     for level in LEVELS}
@@ -220,51 +215,62 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
                          "(easy < medium < hard); each level shows its own best trial - widen the knob "
                          "ranges or add trials")
         if section.confirm_step_pairs:
-            picks, confirmations = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies,
-                                                   tracker, log)
+            confirmed = _confirm_levels(ctx, ladder, section, by_level, picks, weights, studies, tracker, log)
             if section.confirm_joint_pairs:
-
-                joint_rating(ctx, ladder, section, picks, confirmations, weights, log)
-    if confirmations:
-        for conf in confirmations.values():
-            conf.pop("_table", None)  # games stay in Parquet; the result file holds numbers
-        elos = [confirmations[level]["elo"] for level in LEVELS]
+                confirmed = joint_rating(ctx, ladder, section, confirmed, weights, log)
+    if confirmed:
+        elos = [confirmed[level].confirmation.rating.elo for level in LEVELS]
         ordered = all(a < b for a, b in itertools.pairwise(elos))
         if not ordered:
             notes.append("the CONFIRMED levels are not strictly ordered (easy < medium < hard)")
     levels = {}
     for level in LEVELS:
-        rec = dict(picks[level])
-        if confirmations:
-            conf = confirmations[level]
-            rec = {**rec, "trial_elo": rec["elo"], "trial_ci": rec["ci"], "trial_games": rec["games"],
-                   "confirm": conf, **{k: conf[k] for k in ("elo", "ci", "games", "score", "within_ci", "hit",
-                                                             "nodes_per_move", "prior_driven")}}
-            if not conf["hit"]:
-                what = "validation" if conf.get("validated") else "confirmation"
-                bound = width_bound(section, bool(conf.get("validated")))
-                notes.append(f"{level}: the {what} misses (target {rec['target']:+.0f} inside the CI "
-                             f"and half-width <= {bound:g} needed): {conf['elo']:+.0f} "
-                             f"[{conf['ci'][0]:+.0f}, {conf['ci'][1]:+.0f}], "
-                             f"half-width {conf['half_width']:.0f}")
-        elif not _hit(rec):
-            notes.append(f"{level}: the chosen trial misses the target {rec['target']:+.0f} (a hit needs "
-                         f"the target inside the CI and the Elo within {section.tolerance:g}): "
-                         f"{rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}]")
-        profile = level_profile(ctx.variant, level, weights, rec["knobs"])
-        levels[level] = {**rec, "level": profile.to_json(), "description": _describe(rec)}
-    result = {"variant": ctx.variant, "ladder_hash": ladder.ladder_hash, "weights": dict(weights),
-              "pin": {"anchor": section.pin, "elo": ladder.anchor(section.pin).elo},
-              "chain_from": section.chain_from or None,
-              "ordered": ordered, "notes": notes, "levels": levels,
-              "trials": {level: by_level[level] for level in LEVELS}}
-    write_result(path, _json_safe(result))
+        if confirmed:
+            c = confirmed[level]
+            candidate, conf, tried = c.candidate, c.confirmation, c.tried
+            described = _describe(candidate, conf)
+        else:
+            candidate, conf, tried = picks[level], None, ()
+            described = _describe(candidate, candidate)
+        profile = level_profile(ctx.variant, level, weights, candidate.knobs).to_json()
+        levels[level] = LevelResult(candidate, conf, tried, profile, described)
+        notes += _miss_notes(level, levels[level], section)
+    result = CalibrationResult(
+        variant=ctx.variant, ladder_hash=ladder.ladder_hash, weights=dict(weights), pin=section.pin,
+        pin_elo=ladder.anchor(section.pin).elo, chain_from=section.chain_from or None, ordered=ordered,
+        notes=tuple(notes), levels=levels, trials={level: tuple(by_level[level]) for level in LEVELS})
+    write_result(path, result.to_json())
     return result
+
+
+def _miss_notes(level: str, result: LevelResult, section: CalibrateSection) -> list[str]:
+    """A note when a level misses: its confirmation (or, unconfirmed, its trial) says why."""
+    r, conf = result.rating, result.confirmation
+    if conf is not None:
+        if conf.hit:
+            return []
+        what = "validation" if conf.validated else "confirmation"
+        bound = width_bound(section, conf.validated)
+        return [f"{level}: the {what} misses (target {result.target:+.0f} inside the CI and half-width <= "
+                f"{bound:g} needed): {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}], "
+                f"half-width {r.half_width:.0f}"]
+    if result.measured.hit:
+        return []
+    return [f"{level}: the chosen trial misses the target {result.target:+.0f} (a hit needs the target "
+            f"inside the CI and the Elo within {section.tolerance:g}): {r.elo:+.0f} "
+            f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}]"]
+
+
+def _metrics(level: str, target: float, measured: LevelTrial | Confirmation) -> dict[str, float]:
+    """The level's metrics under the tracker's names, from a trial or a confirmation."""
+    r = measured.rating
+    return level_metrics(level, elo=r.elo, ci=(r.ci_low, r.ci_high), target_elo=target,
+                         nodes_per_move=measured.nodes_per_move, games=measured.games, score=r.score)
 
 
 def _run_trials(ctx: StageContext, ladder: Ladder, section: CalibrateSection, study: Any, level: str,
                 weights: Mapping[str, float], tracker: Any, log: Any,
-                neighbour: Neighbour | None = None) -> list[dict[str, Any]]:
+                neighbour: Neighbour | None = None) -> list[LevelTrial]:
     """Run (or resume) a level's study to ``section.trials`` trials (one when every knob is fixed);
     the finished trials' records."""
 
@@ -282,92 +288,76 @@ def _run_trials(ctx: StageContext, ladder: Ladder, section: CalibrateSection, st
             with tracker.trial_run(trial.number, knobs):
                 rec = run_level_trial(ctx, ladder, study, trial, knobs, level, fixed, weights, section,
                                       neighbour)
-                tracker.log_metrics({
-                    "value": rec["value"], "games_per_second": rec["games_per_second"],
-                    **level_metrics(level, elo=rec["elo"], ci=(rec["ci"][0], rec["ci"][1]),
-                                    target_elo=target, nodes_per_move=rec["nodes_per_move"],
-                                    games=rec["games"], score=rec["score"])}, step=trial.number)
+                tracker.log_metrics({"value": rec.value, "games_per_second": rec.games_per_second,
+                                     **_metrics(level, target, rec)}, step=trial.number)
             if log is not None:
                 against = "" if neighbour is None else f" against {neighbour.level}"
-                log(f"calibrate {level} trial {trial.number}{against}: Elo {rec['elo']:+.0f} "
-                    f"[{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}] (target {target:+.0f}), "
-                    f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
+                r = rec.rating
+                log(f"calibrate {level} trial {trial.number}{against}: Elo {r.elo:+.0f} "
+                    f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}] (target {target:+.0f}), "
+                    f"{rec.nodes_per_move:.0f} nodes/move, knobs {rec.knobs}")
         records = trial_records(study)
         if records:
             best = rank(records)[0]
-            tracker.log_metrics({"best_value": best["value"], **level_metrics(
-                level, elo=best["elo"], ci=(best["ci"][0], best["ci"][1]), target_elo=target,
-                nodes_per_move=best["nodes_per_move"], games=best["games"], score=best["score"])})
+            tracker.log_metrics({"best_value": best.value, **_metrics(level, target, best)})
     return records
 
 
 def _calibrate_chain(ctx: StageContext, ladder: Ladder, section: CalibrateSection, studies: Mapping[str, Any],
                      weights: Mapping[str, float], tracker: Any, log: Any
-                     ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Mapping[str, Any]],
-                                dict[str, dict[str, Any]]]:
+                     ) -> tuple[dict[str, list[LevelTrial]], dict[str, Confirmed]]:
     """``chain_from``: the start level on the ladder, then each level against its confirmed neighbour
-    (:mod:`pipeline.calibration.chain`); (trial records, picks, confirmations) per level."""
+    (:mod:`pipeline.calibration.chain`); (trial records, confirmed candidates) per level."""
 
-    by_level: dict[str, list[dict[str, Any]]] = {}
-    chosen: dict[str, Mapping[str, Any]] = {}
-    confirmations: dict[str, dict[str, Any]] = {}
-    confirmed: dict[str, Neighbour] = {}
+    by_level: dict[str, list[LevelTrial]] = {}
+    confirmed: dict[str, Confirmed] = {}
+    held: dict[str, Neighbour] = {}
     for level, toward in chain_order(section.chain_from):
-        neighbour = None if toward is None else confirmed[toward]
+        neighbour = None if toward is None else held[toward]
         by_level[level] = _run_trials(ctx, ladder, section, studies[level], level, weights, tracker, log,
                                       neighbour)
         if not by_level[level]:
             raise ValueError(f"no finished calibration trial for level {level!r}")
-        rec, conf = _confirm_one(ctx, ladder, section, level, rank(by_level[level])[0], by_level[level],
-                                 weights, studies, tracker, log, neighbour)
-        conf["chain_half_width"] = chain_half_width(conf["half_width"], neighbour)
-        conf["neighbour"] = None if neighbour is None else {"level": neighbour.level, "name": neighbour.name,
-                                                             "elo": neighbour.elo}
-        chosen[level], confirmations[level] = rec, conf
-        name = _player_name(level, rec)
-        confirmed[level] = Neighbour(level, name, _spec(ctx, weights, name, rec), float(conf["elo"]),
-                                     conf["chain_half_width"])
+        done = _confirm_one(ctx, ladder, section, level, rank(by_level[level])[0], by_level[level],
+                            weights, studies, tracker, log, neighbour)
+        r = done.confirmation.rating
+        half = chain_half_width(r.half_width, neighbour)
+        ref = None if neighbour is None else NeighbourRef(neighbour.level, neighbour.name, neighbour.elo)
+        conf = dataclasses.replace(done.confirmation, chain_half_width=half, neighbour=ref)
+        confirmed[level] = dataclasses.replace(done, confirmation=conf)
+        name = player_name(level, done.candidate.slot)
+        held[level] = Neighbour(level, name, _spec(ctx, weights, name, done.candidate.knobs), r.elo, half)
         if log is not None:
-            log(f"chain: {level} confirmed at {conf['elo']:+.0f} [{conf['ci'][0]:+.0f}, {conf['ci'][1]:+.0f}]"
+            log(f"chain: {level} confirmed at {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}]"
                 f"{'' if neighbour is None else f' relative to {neighbour.level}'}; about "
-                f"+/-{conf['chain_half_width']:.0f} relative to the pin")
-    return by_level, chosen, confirmations
+                f"+/-{half:.0f} relative to the pin")
+    return by_level, confirmed
 
 
-def _player_name(level: str, rec: Mapping[str, Any]) -> str:
-    return f"{level}-t{int(rec['slot']):04d}"
-
-
-def _spec(ctx: StageContext, weights: Mapping[str, float], name: str, rec: Mapping[str, Any]) -> str:
-
-    return inline_spec(name, level_profile(ctx.variant, name, weights, rec["knobs"]))
+def _spec(ctx: StageContext, weights: Mapping[str, float], name: str, knobs: Mapping[str, Knob]) -> str:
+    return inline_spec(name, level_profile(ctx.variant, name, weights, knobs))
 
 
 def _confirm_levels(ctx: StageContext, ladder: Ladder, section: CalibrateSection,
-                    by_level: Mapping[str, Sequence[Mapping[str, Any]]],
-                    picks: Mapping[str, Mapping[str, Any]],
+                    by_level: Mapping[str, Sequence[LevelTrial]], picks: Mapping[str, LevelTrial],
                     weights: Mapping[str, float], studies: Mapping[str, Any], tracker: Any,
-                    log: Any) -> tuple[dict[str, Mapping[str, Any]], dict[str, dict[str, Any]]]:
+                    log: Any) -> dict[str, Confirmed]:
     """Confirm each level's pick (then the next-ranked trials) with fresh games."""
-    chosen: dict[str, Mapping[str, Any]] = {}
-    confirmations: dict[str, dict[str, Any]] = {}
-    for level in LEVELS:
-        chosen[level], confirmations[level] = _confirm_one(ctx, ladder, section, level, picks[level],
-                                                           by_level[level], weights, studies, tracker, log)
-    return chosen, confirmations
+    return {level: _confirm_one(ctx, ladder, section, level, picks[level], by_level[level], weights, studies,
+                                tracker, log)
+            for level in LEVELS}
 
 
 def _confirm_one(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
-                 first: Mapping[str, Any], trials: Sequence[Mapping[str, Any]], weights: Mapping[str, float],
+                 first: LevelTrial, trials: Sequence[LevelTrial], weights: Mapping[str, float],
                  studies: Mapping[str, Any], tracker: Any, log: Any,
-                 neighbour: Neighbour | None = None) -> tuple[Mapping[str, Any], dict[str, Any]]:
-    """Confirm ``first`` (then proposals or the next-ranked trials) of one level: (record, confirmation)."""
+                 neighbour: Neighbour | None = None) -> Confirmed:
+    """Confirm ``first`` (then proposals or the next-ranked trials) of one level."""
 
-    def spec_of(rec: Mapping[str, Any]) -> str:
-        return _spec(ctx, weights, _player_name(rec["level_name"], rec), rec)
+    def spec_of(candidate: Candidate) -> str:
+        return _spec(ctx, weights, player_name(level, candidate.slot), candidate.knobs)
 
-    ranked = [first, *(r for r in rank(trials) if r["number"] != first["number"])]
-    ranked = [{**r, "level_name": level} for r in ranked]
+    ranked = [first, *(r for r in rank(trials) if r.number != first.number)]
     with tracker.start_study(f"{studies[level].study_name}-confirm",
                              params={"level": level,
                                      "pin": section.pin if neighbour is None else neighbour.name,
@@ -377,68 +367,51 @@ def _confirm_one(ctx: StageContext, ladder: Ladder, section: CalibrateSection, l
                                      "validate_half_width": width_bound(section, section.confirm_validate)}):
         space, _ = knob_space(section.level(level).knobs)
         ranges = {p.name: (float(p.low), float(p.high)) for p in space if p.kind in ("int", "float")}
-        rec, conf, tried = confirm_level(ctx, ladder, section, level, ranked, spec_of, log,
-                                         ranges=ranges, trials=trials, neighbour=neighbour)
+        done = confirm_level(ctx, ladder, section, level, ranked, spec_of, log, ranges=ranges, trials=trials,
+                             neighbour=neighbour)
         if section.confirm_validate:
-            conf = _validate(ctx, ladder, section, level, rec, conf, spec_of, log, neighbour)
-        metrics = level_metrics(level, elo=conf["elo"], ci=(conf["ci"][0], conf["ci"][1]),
-                                target_elo=rec["target"], nodes_per_move=conf["nodes_per_move"],
-                                games=conf["games"], score=conf["score"])
-        tracker.log_metrics({**metrics,
-                             f"{level}_confirm_half_width": conf["half_width"],
-                             f"{level}_confirm_candidates": float(len(tried))})
-    chosen = {k: v for k, v in rec.items() if k != "level_name"}
-    return chosen, {**conf, "candidates": [{k: v for k, v in r.items() if k != "_table"} for r in tried]}
+            done = _validate(ctx, ladder, section, level, done, spec_of, log, neighbour)
+        conf = done.confirmation
+        tracker.log_metrics({**_metrics(level, done.candidate.target, conf),
+                             f"{level}_confirm_half_width": conf.rating.half_width,
+                             f"{level}_confirm_candidates": float(len(done.tried))})
+    return done
 
 
-#: Confirmation numbers kept under ``selection`` when a validation replaces them.
-_SELECTION_KEYS = ("trial", "elo", "ci", "half_width", "games", "within_ci", "narrow", "hit", "rounds",
-                   "pairs_per_opponent", "stages")
-
-
-def _validate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str,
-              rec: Mapping[str, Any], conf: dict[str, Any], spec_of: Any, log: Any,
-              neighbour: Neighbour | None) -> dict[str, Any]:
+def _validate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, level: str, done: Confirmed,
+              spec_of: Any, log: Any, neighbour: Neighbour | None) -> Confirmed:
     """``confirm_validate``: measure the chosen candidate again on fresh games and report that.
 
     Confirmation tries candidates until one's CI holds the target, so the one it keeps was kept
     partly because its games happened to land near the target: its estimate leans towards the
     target (measured in suicide: a claimed Easy - Medium gap of +379 that fresh games put at
     +436 and +445). Games that played no part in choosing it have no such lean. Whatever they
-    show is reported, hit or miss; the confirmation's numbers stay under ``selection``.
+    show is reported, hit or miss; the confirmation that chose it stays under ``selection``.
     """
 
-    val = confirm_candidate(ctx, ladder, section, level, rec, spec_of(rec), 0, log, neighbour, validate=True)
-    selection = {k: conf[k] for k in _SELECTION_KEYS if k in conf}
-    return {**conf, **val, "selection": selection, "validated": True}
+    val, games = confirm_candidate(ctx, ladder, section, level, done.candidate, spec_of(done.candidate), 0,
+                                   log, neighbour, validate=True)
+    return dataclasses.replace(done, confirmation=dataclasses.replace(val, selection=done.confirmation),
+                               games=games)
 
 
-def _describe(rec: Mapping[str, Any]) -> str:
-    if "confirm" in rec:
-        c = rec["confirm"]
-        origin = ("knobs proposed after a missed confirmation" if rec.get("proposed")
-                  else f"trial {rec['number']}")
-        measured = "validated by" if c.get("validated") else "confirmed by"
-        if c.get("neighbour"):
-            n = c["neighbour"]
-            return (f"target {rec['target']:+.0f}, chained: rated head to head against {n['level']} held at "
-                    f"{n['elo']:+.0f}; {origin}, {measured} {c['games']} fresh games: Elo {c['elo']:+.0f} "
-                    f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}] relative to {n['level']} (about "
-                    f"+/-{c['chain_half_width']:.0f} relative to the pin); {c['nodes_per_move']:.0f} nodes "
-                    "per move")
-        return (f"target {rec['target']:+.0f} (pin {c['pin']}); {origin}, {measured} "
-                f"{c['games']} fresh games against {' and '.join(c['opponents'])}: Elo {c['elo']:+.0f} "
-                f"[{c['ci'][0]:+.0f}, {c['ci'][1]:+.0f}]; {c['nodes_per_move']:.0f} nodes per move")
-    return (f"target {rec['target']:+.0f}; trial {rec['number']} ({rec['games']} games against "
-            f"{' and '.join(rec['anchors'])}); {rec['nodes_per_move']:.0f} nodes per move")
-
-
-def _json_safe(value: Any) -> Any:
-    """Replace non-finite floats (never expected) by None so the JSON stays valid."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
+def _describe(candidate: Candidate, measured: LevelTrial | Confirmation) -> str:
+    """The level's line in the profile's provenance: how it was chosen and measured."""
+    r, target = measured.rating, candidate.target
+    if isinstance(measured, LevelTrial):
+        return (f"target {target:+.0f}; trial {measured.number} ({measured.games} games against "
+                f"{' and '.join(measured.anchors)}); {measured.nodes_per_move:.0f} nodes per move")
+    c = measured
+    origin = ("knobs proposed after a missed confirmation" if isinstance(candidate, Proposal)
+              else f"trial {candidate.number}")
+    how = "validated by" if c.validated else "confirmed by"
+    if c.neighbour is not None:
+        n = c.neighbour
+        return (f"target {target:+.0f}, chained: rated head to head against {n.level} held at "
+                f"{n.elo:+.0f}; {origin}, {how} {c.games} fresh games: Elo {r.elo:+.0f} "
+                f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}] relative to {n.level} (about "
+                f"+/-{c.chain_half_width:.0f} relative to the pin); {c.nodes_per_move:.0f} nodes "
+                "per move")
+    return (f"target {target:+.0f} (pin {c.pin}); {origin}, {how} "
+            f"{c.games} fresh games against {' and '.join(c.opponents)}: Elo {r.elo:+.0f} "
+            f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}]; {c.nodes_per_move:.0f} nodes per move")

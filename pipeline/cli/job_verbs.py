@@ -125,7 +125,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _levelcheck_args(p: argparse.ArgumentParser) -> None:
-    # defaults mirror pipeline.calibration.levelcheck.LevelCheckSettings (a test keeps them equal)
+    # defaults mirror pipeline.calibration.levelcheck_results.LevelCheckSettings (a test keeps them equal)
     p.add_argument("profile", metavar="PROFILE.json", help="profile file to check (its variant is used)")
     p.add_argument("--output", required=True, metavar="DIR", help="folder for the games and the results")
     p.add_argument("--baseline", metavar="BASELINE.json", help="also play every level against this profile's")
@@ -155,15 +155,11 @@ def _levelcheck_args(p: argparse.ArgumentParser) -> None:
 @command("levelcheck", "check a profile on fresh games: adjacent level gaps vs claimed, baseline, "
          "blunder rate, nodes per move", _levelcheck_args)
 def _levelcheck(args: argparse.Namespace) -> int:
-    from pipeline.calibration.levelcheck import (  # heavy, see docstring
-        LevelCheckSettings,
-        markdown,
-        run_levelcheck,
-    )
-
+    from pipeline.calibration.levelcheck import markdown, run_levelcheck  # heavy, see docstring
+    from pipeline.calibration.levelcheck_results import LevelCheckSettings  # heavy, see docstring
 
     settings = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})
     result = run_levelcheck(settings)
     sys.stderr.write(markdown(result))
-    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result['files'])})")
+    print(f"level check written to {args.output} ({', '.join(Path(f).name for f in result.files)})")
     return EXIT_OK

@@ -28,14 +28,33 @@ from engine.profile import (
     load_profile,
     parse_profile,
 )
+from pipeline.calibration.results import RESULT_FILE as CALIBRATION_FILE
+from pipeline.calibration.results import CalibrationResult, LevelResult
 from pipeline.games.storage import atomic_write_bytes
+from pipeline.jsonrecord import Fields, RecordError
 
-CALIBRATION_FILE = "calibrate/result.json"
 TRACKING_FILE = "tracking.json"
 
 
 class ExportError(ValueError):
     """Nothing to export, or an exported profile that does not match the running engine."""
+
+
+@dataclass(frozen=True)
+class TrackingRecord:
+    """``<run folder>/tracking.json``: the MLflow summary run and experiment of a run (None: not
+    tracked), which go into the exported profile's provenance."""
+
+    run_id: str | None
+    experiment: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "experiment": self.experiment}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = TRACKING_FILE) -> TrackingRecord:
+        f = Fields(data, where, ("run_id", "experiment"))
+        return cls(f.opt_text("run_id"), f.opt_text("experiment"))
 
 
 @dataclass(frozen=True)
@@ -64,7 +83,7 @@ def read_json(path: Path, what: str) -> Any:
 
 def build_profile(
     variant: str,
-    levels: Mapping[str, Mapping[str, Any]],
+    levels: Mapping[str, LevelResult],
     *,
     bench_signature: int,
     config_hash: str | None,
@@ -72,14 +91,15 @@ def build_profile(
     experiment: str | None,
     description: str = "",
 ) -> Any:
-    """An ``engine.profile.Profile`` from calibrated levels ``{name: {level, elo, ci, description}}``."""
+    """An ``engine.profile.Profile`` from calibrated levels: each level's profile, reported rating
+    and description."""
 
     missing = [name for name in LEVEL_NAMES if name not in levels]
     if missing:
         raise ExportError(f"calibration result lacks level(s) {missing}")
     body = {
         "schema_version": SCHEMA_VERSION, "variant": variant,
-        "levels": {name: levels[name]["level"] for name in LEVEL_NAMES},
+        "levels": {name: levels[name].profile for name in LEVEL_NAMES},
         "provenance": {
             "engine_version": _engine_version(), "bench_signature": None, "source_config_hash": None,
             "tracking_run_id": None, "experiment": None, "description": "",
@@ -90,20 +110,18 @@ def build_profile(
     provenance = Provenance(
         engine_version=_engine_version(), bench_signature=bench_signature, source_config_hash=config_hash,
         tracking_run_id=tracking_run_id, experiment=experiment, description=description,
-        levels={name: LevelProvenance(float(levels[name]["elo"]),
-                                      (float(levels[name]["ci"][0]), float(levels[name]["ci"][1])),
-                                      str(levels[name].get("description", "")),
-                                      rated_against(levels[name]))
+        levels={name: LevelProvenance(levels[name].rating.elo,
+                                      (levels[name].rating.ci_low, levels[name].rating.ci_high),
+                                      levels[name].description, rated_against(levels[name]))
                 for name in LEVEL_NAMES},
     )
     return Profile(SCHEMA_VERSION, parsed.variant, parsed.levels, provenance)
 
 
-def rated_against(level: Mapping[str, Any]) -> str | None:
+def rated_against(level: LevelResult) -> str | None:
     """The level a chained calibration rated ``level`` against (its confirmation's neighbour)."""
-    confirm = level.get("confirm")
-    neighbour = confirm.get("neighbour") if isinstance(confirm, Mapping) else None
-    return str(neighbour["level"]) if isinstance(neighbour, Mapping) else None
+    conf = level.confirmation
+    return None if conf is None or conf.neighbour is None else conf.neighbour.level
 
 
 def _engine_version() -> str:
@@ -142,16 +160,27 @@ def export_run(
 ) -> ExportResult:
     """Export a run's calibration to ``profiles_dir`` (default: ``<run folder>/profiles``)."""
     folder = Path(run_folder)
-    calibration = read_json(folder / CALIBRATION_FILE, "calibration result (run the calibrate stage first)")
-    manifest = read_json(folder / "run.json", "run manifest")
+    path = folder / CALIBRATION_FILE
+    data = read_json(path, "calibration result (run the calibrate stage first)")
+    try:
+        calibration = CalibrationResult.from_json(data, str(path))
+    except RecordError as err:
+        raise ExportError(f"cannot read calibration result: {err}") from None
+    tracking = TrackingRecord(None, None)
     tracking_path = folder / TRACKING_FILE
-    tracking = read_json(tracking_path, "tracking record") if tracking_path.is_file() else {}
-    variant = str(calibration["variant"])
+    if tracking_path.is_file():
+        try:
+            stored = read_json(tracking_path, "tracking record")
+            tracking = TrackingRecord.from_json(stored, str(tracking_path))
+        except RecordError as err:
+            raise ExportError(f"cannot read tracking record: {err}") from None
+    manifest = read_json(folder / "run.json", "run manifest")
+    variant = calibration.variant
     signature = current_bench_signature(variant) if bench_signature is None else bench_signature
     profile = build_profile(
-        variant, calibration["levels"], bench_signature=signature,
-        config_hash=manifest.get("config_hash"), tracking_run_id=tracking.get("run_id"),
-        experiment=tracking.get("experiment"), description=description,
+        variant, calibration.levels, bench_signature=signature,
+        config_hash=manifest.get("config_hash"), tracking_run_id=tracking.run_id,
+        experiment=tracking.experiment, description=description,
     )
     path = write_profile(profile, folder / "profiles" if profiles_dir is None else profiles_dir)
     loaded = verify_profile(path, variant, signature)

@@ -23,6 +23,8 @@ from typing import Any
 
 from engine.variants import get_variant
 from pipeline.calibration.levels import run_calibrate
+from pipeline.calibration.results import RESULT_FILE as CALIBRATION_FILE
+from pipeline.calibration.results import read_calibration
 from pipeline.config.job_sections import (
     LEVELS,
     calibrate_section,
@@ -37,9 +39,9 @@ from pipeline.games.executor import RayOptions, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Progress
 from pipeline.games.selfplay import check_run_folder, manifest
-from pipeline.games.stage import StageContext, read_result
+from pipeline.games.stage import StageContext
 from pipeline.games.storage import write_json
-from pipeline.job.export import current_bench_signature, export_run
+from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
 from pipeline.job.report import write_report
 from pipeline.job.validate import validate_job
 from pipeline.ladder.reference import ensure_ladder, ladder_summary
@@ -255,12 +257,12 @@ def _log_ladder(tracker: Any, ladder: Any, folder: Path) -> None:
     for a in ladder.anchors:
         name = a.name.replace("-", "_").lower()
         metrics[metric_name("elo", name)] = a.elo
-        metrics[metric_name("elo", name, "ci_low")] = a.ci_low
-        metrics[metric_name("elo", name, "ci_high")] = a.ci_high
+        metrics[metric_name("elo", name, "ci_low")] = a.rating.ci_low
+        metrics[metric_name("elo", name, "ci_high")] = a.rating.ci_high
     tracker.log_metrics(metrics)
     tracker.log_artifact(folder / "ladder.json")
 
-    rows = [LadderRow(a.name, a.elo, a.ci_low, a.ci_high) for a in ladder.anchors]
+    rows = [LadderRow(a.name, a.elo, a.rating.ci_low, a.rating.ci_high) for a in ladder.anchors]
     plot = elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder.variant}: reference ladder")
     tracker.log_artifact(plot)
 
@@ -274,12 +276,12 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
               "optuna.sampler": opt.sampler}
     result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
                       tracker=tracker, log=printer.log, params=params)
-    line = f"tune: {result['decision']}"
-    if result.get("sprt"):
-        t = result["sprt"]
-        line += (f" (SPRT [{t['elo0']:g}, {t['elo1']:g}] LLR {t['llr']:.2f} in [{t['lower']:.2f}, "
-                 f"{t['upper']:.2f}] after {t['pairs']} pairs, Elo {t['elo']:+.0f} "
-                 f"[{t['elo_ci'][0]:+.0f}, {t['elo_ci'][1]:+.0f}])")
+    line = f"tune: {result.decision}"
+    t = result.sprt
+    if t is not None:
+        line += (f" (SPRT [{t.elo0:g}, {t.elo1:g}] LLR {t.llr:.2f} in [{t.lower:.2f}, "
+                 f"{t.upper:.2f}] after {t.pairs} pairs, Elo {t.elo:+.0f} "
+                 f"[{t.elo_ci[0]:+.0f}, {t.elo_ci[1]:+.0f}])")
     summary.lines.append(line)
     printer.log(line)
 
@@ -291,12 +293,13 @@ def _run_calibrate_stage(config: RunConfig, ctx: Any, ladder: Any, weights: dict
     result = run_calibrate(ctx, ladder, calibrate_section(config), studies, weights, tracker=tracker,
                            log=printer.log)
     for level in LEVELS:
-        rec = result["levels"][level]
+        rec = result.levels[level]
+        r = rec.rating
         summary.lines.append(
-            f"{level}: Elo {rec['elo']:+.0f} [{rec['ci'][0]:+.0f}, {rec['ci'][1]:+.0f}], target "
-            f"{rec['target']:+.0f}{'' if rec.get('hit', rec['within_ci']) else ' (MISSED)'}, "
-            f"{rec['nodes_per_move']:.0f} nodes/move, knobs {rec['knobs']}")
-    if not result["ordered"]:
+            f"{level}: Elo {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}], target "
+            f"{rec.target:+.0f}{'' if rec.measured.hit else ' (MISSED)'}, "
+            f"{rec.measured.nodes_per_move:.0f} nodes/move, knobs {rec.candidate.knobs}")
+    if not result.ordered:
         summary.lines.append("calibrate: levels are NOT strictly ordered (see the notes in the report)")
 
 
@@ -308,12 +311,14 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
                         description=section.description)
     metrics: dict[str, float] = {}
 
-    calibration = read_result(ctx.run_folder / "calibrate" / "result.json") or {"levels": {}}
+    calibration = read_calibration(ctx.run_folder / CALIBRATION_FILE)
     for level, (elo, low, high) in result.levels.items():
-        rec = calibration["levels"].get(level, {})
-        metrics.update(level_metrics(level, elo=elo, ci=(low, high), target_elo=rec.get("target"),
-                                     nodes_per_move=rec.get("nodes_per_move"), games=rec.get("games"),
-                                     score=rec.get("score")))
+        rec = None if calibration is None else calibration.levels.get(level)
+        metrics.update(level_metrics(level, elo=elo, ci=(low, high),
+                                     target_elo=None if rec is None else rec.target,
+                                     nodes_per_move=None if rec is None else rec.measured.nodes_per_move,
+                                     games=None if rec is None else rec.measured.games,
+                                     score=None if rec is None else rec.rating.score))
     tracker.log_metrics(metrics)
     tracker.log_artifact(result.path, "profile")
     summary.profile = result.path
@@ -323,8 +328,7 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
 
 
 def _write_tracking(folder: Path, run_id: str | None, experiment: str | None) -> None:
-
-    write_json(folder / "tracking.json", {"run_id": run_id, "experiment": experiment})
+    write_json(folder / TRACKING_FILE, TrackingRecord(run_id, experiment).to_json())
 
 
 def format_summary(summary: JobSummary) -> str:

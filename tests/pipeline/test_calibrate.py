@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+from engine.profile import Knob
 from pipeline.calibration.levels import knob_space, objective, pick_levels, rank, rate_on_ladder
+from pipeline.calibration.results import LevelTrial, WinScores
 from pipeline.config.job_sections import read_knob_ranges
-from pipeline.games.stage import player_nodes_per_move, win_score_summary, wins_against
+from pipeline.games.stage import player_nodes_per_move, wins_against
 from pipeline.ladder.reference import ANCHOR, Anchor, fit_ladder
+from pipeline.ratings import Rating
 
+from .samples import trial as _rec
 from .test_ladder import TRUE, synthetic_table
-
-
-def _rec(number: int, elo: float, target: float, nodes: float, half_width: float = 100.0) -> dict[str, Any]:
-    return {"number": number, "elo": elo, "ci": [elo - half_width, elo + half_width], "target": target,
-            "nodes_per_move": nodes, "within_ci": abs(elo - target) <= half_width}
 
 
 def test_rank_prefers_hits_at_least_compute_then_nearest_misses() -> None:
     recs = [_rec(0, 500, 520, 900), _rec(1, 530, 520, 100), _rec(2, 800, 520, 5), _rec(3, 300, 520, 5)]
-    assert [r["number"] for r in rank(recs)] == [1, 0, 3, 2]
+    assert [r.number for r in rank(recs)] == [1, 0, 3, 2]
 
 
 def test_pick_levels_finds_an_ordered_combination() -> None:
@@ -36,14 +36,14 @@ def test_pick_levels_finds_an_ordered_combination() -> None:
     assert ordered
     # the cheapest hits are easy 600 and medium 580 (not ordered); the best ordered pick keeps
     # easy's cheapest hit and takes medium's second one.
-    assert (picks["easy"]["number"], picks["medium"]["number"], picks["hard"]["number"]) == (0, 1, 0)
+    assert (picks["easy"].number, picks["medium"].number, picks["hard"].number) == (0, 1, 0)
 
 
 def test_pick_levels_reports_when_no_order_exists() -> None:
     by_level = {"easy": [_rec(0, 900, 500, 1)], "medium": [_rec(0, 800, 700, 1)],
                 "hard": [_rec(0, 1000, 1000, 1)]}
     picks, ordered = pick_levels(by_level)
-    assert not ordered and picks["easy"]["elo"] == 900
+    assert not ordered and picks["easy"].rating.elo == 900
     with pytest.raises(ValueError, match="no finished calibration trial"):
         pick_levels({"easy": [], "medium": [], "hard": []})
 
@@ -54,7 +54,8 @@ def test_knob_space_splits_searched_and_fixed() -> None:
     assert fixed == {"node_budget": 2000, "quiescence": False}
     assert {(p.name, p.kind, p.low, p.high) for p in space} == {("max_depth", "int", 1, 3),
                                                                ("noise_sigma", "float", 0.0, 50.0)}
-    assert objective(type("R", (), {"elo": 450.0})(), 500.0, 2000.0, 1.0) == pytest.approx(52.0)  # type: ignore[arg-type]
+    rating = Rating("x", 450.0, 400.0, 500.0, 10, 0.5, False)
+    assert objective(rating, 500.0, 2000.0, 1.0) == pytest.approx(52.0)
 
 
 def _games(rows: list[dict[str, Any]]) -> pa.Table:
@@ -76,7 +77,7 @@ def test_nodes_per_move_and_opponent_wins() -> None:
     table = _games([*rows, other])  # a game cand did not play counts for nothing
     assert player_nodes_per_move(table, "cand") == pytest.approx(160 / 4)
     assert wins_against(table, "cand") == [450]
-    assert win_score_summary([450])["wins"] == 1 and win_score_summary([])["mean"] is None
+    assert WinScores.of([450]).wins == 1 and WinScores.of([]).mean is None
 
 
 def test_rate_on_ladder_uses_ladder_and_trial_games() -> None:
@@ -96,9 +97,9 @@ def test_rate_on_ladder_uses_ladder_and_trial_games() -> None:
 
 
 def test_a_hit_also_needs_the_elo_within_the_tolerance() -> None:
-    loose = {**_rec(0, 420, 500, 5, half_width=150), "hit": False}  # CI holds 500, but 80 Elo off
-    close = {**_rec(1, 490, 500, 400), "hit": True}
-    assert [r["number"] for r in rank([loose, close])] == [1, 0]
+    loose = _rec(0, 420, 500, 5, half_width=150, hit=False)  # CI holds 500, but 80 Elo off
+    close = _rec(1, 490, 500, 400, hit=True)
+    assert [r.number for r in rank([loose, close])] == [1, 0]
 
 
 def _candidate_rows(pairs: int) -> list[dict[str, Any]]:
@@ -189,9 +190,8 @@ def test_depth_seeds_put_every_other_knob_at_its_strongest() -> None:
     assert len([t for t in study.get_trials(deepcopy=False) if t.state.name == "WAITING"]) == 0
 
 
-def _trial(number: int, depth: int, noise: float, elo: float) -> dict[str, Any]:
-    return {"number": number, "knobs": {"max_depth": depth, "noise_sigma": noise, "node_budget": 5000},
-            "elo": elo, "ci": [elo - 100, elo + 100]}
+def _trial(number: int, depth: int, noise: float, elo: float) -> LevelTrial:
+    return _rec(number, elo, elo, knobs={"max_depth": depth, "noise_sigma": noise, "node_budget": 5000})
 
 
 def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() -> None:
@@ -203,33 +203,32 @@ def test_a_missed_confirmation_proposes_a_newton_step_on_the_weakening_knob() ->
               _trial(4, 2, 10, 900)]
     ranges = {"noise_sigma": (0.0, 200.0), "max_depth": (1.0, 3.0)}
     picked = trials[2]
-    step = propose([(picked, {"elo": 1980.0})], trials, 1800.0, ranges)
+    step = propose([(picked, 1980.0)], trials, 1800.0, ranges)
     assert step is not None and step["max_depth"] == 3
     assert 180 < step["noise_sigma"] < 200  # 150 + 180 / ~4.3
     # with two confirmed points on the line, their secant sets the slope (here 2 Elo per unit)
-    second = {**picked, "knobs": {**picked["knobs"], "noise_sigma": 190.0}}
-    step2 = propose([(picked, {"elo": 1980.0}), (second, {"elo": 1900.0})], trials, 1800.0, ranges)
+    second = dataclasses.replace(picked, knobs={**picked.knobs, "noise_sigma": 190.0})
+    step2 = propose([(picked, 1980.0), (second, 1900.0)], trials, 1800.0, ranges)
     assert step2 is not None and step2["noise_sigma"] == 200.0  # 190 + 100 / 2 = 240, clipped to the range
     # clipped onto a point already measured: nothing new to learn
-    third = {**picked, "knobs": {**picked["knobs"], "noise_sigma": 200.0}}
-    assert propose([(second, {"elo": 1900.0}), (third, {"elo": 1850.0})], trials, 1800.0, ranges) is None
+    third = dataclasses.replace(picked, knobs={**picked.knobs, "noise_sigma": 200.0})
+    assert propose([(second, 1900.0), (third, 1850.0)], trials, 1800.0, ranges) is None
     # no weakening knob (hard): no proposal; a rising slope (nonsense): no proposal
-    assert propose([(picked, {"elo": 1980.0})], trials, 1800.0, {"node_budget": (300.0, 3e4)}) is None
+    assert propose([(picked, 1980.0)], trials, 1800.0, {"node_budget": (300.0, 3e4)}) is None
     rising = [_trial(i, 3, 50.0 * i, 1500.0 + 100 * i) for i in range(4)]
-    assert propose([(rising[1], {"elo": 1980.0})], rising, 1800.0, ranges) is None
+    assert propose([(rising[1], 1980.0)], rising, 1800.0, ranges) is None
 
 
 def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
     from pipeline.calibration.confirm import propose
 
-    def hard(number: int, budget: int, elo: float) -> dict[str, Any]:
-        return {"number": number, "knobs": {"max_depth": 6, "node_budget": budget}, "elo": elo,
-                "ci": [elo - 100, elo + 100]}
+    def hard(number: int, budget: int, elo: float) -> LevelTrial:
+        return _rec(number, elo, elo, knobs={"max_depth": 6, "node_budget": budget})
 
     # +100 Elo per e-fold of budget at depth 6
     trials = [hard(i, b, 2500 + 100 * math.log(b / 1000)) for i, b in enumerate((1000, 3000, 9000, 27000))]
     ranges = {"node_budget": (300.0, 30000.0), "max_depth": (4.0, 10.0)}
-    step = propose([(trials[2], {"elo": 2800.0})], trials, 2700.0, ranges)
+    step = propose([(trials[2], 2800.0)], trials, 2700.0, ranges)
     assert step is not None and isinstance(step["node_budget"], int)
     assert step["node_budget"] == pytest.approx(9000 / math.e, rel=0.02)
 
@@ -237,16 +236,16 @@ def test_hard_adjusts_its_node_budget_on_a_log_scale() -> None:
 def test_the_next_trial_skips_clones_and_looks_past_the_miss() -> None:
     from pipeline.calibration.confirm import next_trial
 
-    def rec(number: int, elo: float, nodes: float) -> dict[str, Any]:
-        return {"number": number, "elo": elo, "nodes_per_move": nodes, "knobs": {"node_budget": 100 + number}}
+    def rec(number: int, elo: float, nodes: float) -> LevelTrial:
+        return _rec(number, elo, 2700.0, nodes, knobs={"node_budget": 100 + number})
 
     ranked = [rec(11, 2664, 457), rec(0, 2663, 461), rec(5, 2663, 461), rec(19, 2740, 1041),
               rec(3, 2600, 300)]
     # trial 11 confirmed below the target: trial 0 and 5 are other depth-4 searches that rated
     # lower still, so the next one worth confirming is the stronger trial 19
-    assert next_trial(ranked, [(ranked[0], {"elo": 2626.0})], 2700.0)["number"] == 19  # type: ignore[index]
-    assert next_trial(ranked, [(ranked[0], {"elo": 2750.0})], 2700.0)["number"] == 0  # type: ignore[index]
-    tried = [(r, {"elo": 2626.0}) for r in ranked]
+    assert next_trial(ranked, [(ranked[0], 2626.0)], 2700.0).number == 19  # type: ignore[union-attr]
+    assert next_trial(ranked, [(ranked[0], 2750.0)], 2700.0).number == 0  # type: ignore[union-attr]
+    tried = [(r, 2626.0) for r in ranked]
     assert next_trial(ranked, tried, 2700.0) is None
     assert next_trial(ranked, [], 2700.0) is ranked[0]  # the first candidate is the pick
 
@@ -255,15 +254,18 @@ def test_the_same_knobs_are_not_confirmed_twice() -> None:
     """A Newton proposal (depth 3, noise 0) with a trial's exact knobs is the same player as that
     trial, so once the proposal is confirmed the trial is skipped."""
     from pipeline.calibration.confirm import next_trial
+    from pipeline.calibration.results import Proposal
 
-    def rec(number: int | None, elo: float | None, noise: float) -> dict[str, Any]:
-        return {"number": number, "elo": elo, "nodes_per_move": 400.0 + noise,
-                "knobs": {"max_depth": 3, "node_budget": 20000, "noise_sigma": noise}}
+    def knobs(noise: float) -> dict[str, Knob]:
+        return {"max_depth": 3, "node_budget": 20000, "noise_sigma": noise}
+
+    def rec(number: int, elo: float, noise: float) -> LevelTrial:
+        return _rec(number, elo, 2050.0, 400.0 + noise, knobs=knobs(noise))
 
     ranked = [rec(11, 2001.0, 16.0), rec(1, 2040.0, 0.0), rec(5, 2090.0, 30.0)]
-    proposal = rec(None, None, 0.0)  # the proposal: trial 1's knobs, no trial games of its own
-    tried = [(ranked[0], {"elo": 1995.0}), (proposal, {"elo": 2031.0})]
-    assert next_trial(ranked, tried, 2050.0)["number"] == 5  # type: ignore[index]
+    proposal = Proposal(9001, "stage", knobs(0.0), 2050.0)  # trial 1's knobs, no trial games of its own
+    tried = [(ranked[0], 1995.0), (proposal, 2031.0)]
+    assert next_trial(ranked, tried, 2050.0).number == 5  # type: ignore[union-attr]
 
 
 def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,16 +273,16 @@ def test_a_proposal_with_confirmed_knobs_is_skipped(monkeypatch: pytest.MonkeyPa
 
     import pipeline.calibration.confirm as confirm
 
-    knobs = {"max_depth": 3, "node_budget": 20000, "noise_sigma": 0.0}
-    ranked = [{"number": 1, "slot": 1, "elo": 2040.0, "nodes_per_move": 400.0, "knobs": dict(knobs),
-               "level_name": "medium"},
-              {"number": 5, "slot": 5, "elo": 2090.0, "nodes_per_move": 430.0,
-               "knobs": {**knobs, "noise_sigma": 30.0}, "level_name": "medium"}]
+    from .samples import confirmation
+
+    knobs: dict[str, Knob] = {"max_depth": 3, "node_budget": 20000, "noise_sigma": 0.0}
+    ranked = [_rec(1, 2040.0, 2050.0, 400.0, knobs=knobs, level="medium"),
+              _rec(5, 2090.0, 2050.0, 430.0, knobs={**knobs, "noise_sigma": 30.0}, level="medium")]
     confirmed: list[dict[str, Any]] = []
 
-    def fake_confirm(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        confirmed.append(dict(args[4]["knobs"]))
-        return {"elo": 2000.0, "hit": False}
+    def fake_confirm(*args: Any, **kwargs: Any) -> tuple[Any, None]:
+        confirmed.append(dict(args[4].knobs))
+        return confirmation(2000.0, hit=False), None
 
     monkeypatch.setattr(confirm, "confirm_candidate", fake_confirm)
     monkeypatch.setattr(confirm, "propose", lambda *a, **k: dict(knobs))  # proposes trial 1 again

@@ -63,7 +63,7 @@ def test_rate_against_is_the_neighbour_plus_the_level_checks_davidson_gap() -> N
             for w, r, p, o in zip(table["white_player"].to_pylist(), table["result_white"].to_pylist(),
                                   table["pair_id"].to_pylist(), table["opening_id"].to_pylist(), strict=True)]
     check = davidson_gap(rows)
-    assert rating.elo - 1800.0 == pytest.approx(check["elo"], abs=1e-6)
+    assert rating.elo - 1800.0 == pytest.approx(check.rating.elo, abs=1e-6)
     assert rating.elo > 1800.0 + 100  # 60 % wins, 15 % losses: clearly stronger
     assert rating.ci_low < rating.elo < rating.ci_high and rating.games == 240
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline.calibration.chain import Neighbour
 from pipeline.calibration.confirm import PRIOR_DRIVEN_STOP_PAIRS, confirm_candidate
+from pipeline.calibration.results import Confirmation, Proposal
 from pipeline.config.job_sections import calibrate_section
 from pipeline.games.pairings import Pairing
 from pipeline.job.main_job import JobOptions, load_job_config
@@ -72,10 +73,12 @@ class _FakeContext:
         return pa.table(rows)
 
 
-def _confirm(ctx: _FakeContext, validate: bool = False, **changes: Any) -> dict[str, Any]:
-    rec = {"slot": 9002, "number": None, "knobs": {"node_budget": 2273}, "proposed": True}
-    return confirm_candidate(ctx, None, _section(**changes), "hard", rec,  # type: ignore[arg-type]
-                             "inline:hard-t9002:{}", 1, neighbour=MEDIUM, validate=validate)
+def _confirm(ctx: _FakeContext, validate: bool = False, **changes: Any) -> Confirmation:
+    rec = Proposal(9002, "calibrate/hard/confirm-9002/round-000", {"node_budget": 2273}, 2200.0)
+    conf, games = confirm_candidate(ctx, None, _section(**changes), "hard", rec,  # type: ignore[arg-type]
+                                    "inline:hard-t9002:{}", 1, neighbour=MEDIUM, validate=validate)
+    assert games.num_rows == conf.games
+    return conf
 
 
 def _mixed(seed: int, win: float = 0.82, draw: float = 0.12) -> Callable[[int], Sequence[float]]:
@@ -89,23 +92,23 @@ def test_a_round_without_a_loss_is_not_a_measurement() -> None:
     mixed = _mixed(1)
     ctx = _FakeContext(lambda r: [1.0] * 66 + [0.5] * 14 if r == 0 else mixed(r))
     result = _confirm(ctx)
-    assert result["rounds"] > 1 and not result["prior_driven"]
-    assert result["narrow"] == (result["half_width"] <= 35.0)
-    assert 2000 < result["elo"] < 2400  # the data's gap, not the prior's cap
+    assert result.rounds > 1 and not result.rating.prior_driven
+    assert result.narrow == (result.rating.half_width <= 35.0)
+    assert 2000 < result.rating.elo < 2400  # the data's gap, not the prior's cap
 
 
 def test_a_candidate_that_never_loses_stops_as_a_miss() -> None:
     ctx = _FakeContext(lambda _r: [1.0] * 70 + [0.5] * 10)
     result = _confirm(ctx)
-    assert result["prior_driven"]
-    assert result["pairs_per_opponent"] == PRIOR_DRIVEN_STOP_PAIRS
-    assert not result["narrow"] and not result["within_ci"] and not result["hit"]
+    assert result.rating.prior_driven
+    assert result.pairs_per_opponent == PRIOR_DRIVEN_STOP_PAIRS
+    assert not result.narrow and not result.within_ci and not result.hit
 
 
 def test_an_ordinary_candidate_still_stops_once_narrow() -> None:
     result = _confirm(_FakeContext(_mixed(2)))
-    assert not result["prior_driven"] and result["narrow"] and result["half_width"] <= 35.0
-    assert result["pairs_per_opponent"] < 1400
+    assert not result.rating.prior_driven and result.narrow and result.rating.half_width <= 35.0
+    assert result.pairs_per_opponent < 1400
 
 
 def _far(seed: int) -> Callable[[int], Sequence[float]]:
@@ -116,10 +119,10 @@ def _far(seed: int) -> Callable[[int], Sequence[float]]:
 def test_a_hopeless_candidate_stops_early_when_a_validation_follows() -> None:
     full = _confirm(_FakeContext(_far(3)))  # the same games, measured to +-35
     early = _confirm(_FakeContext(_far(3)), confirm_validate=True)
-    assert not full["futile"] and full["narrow"] and not full["hit"]
-    assert early["futile"] and not early["hit"] and not early["narrow"]
-    assert abs(early["elo"] - 2200.0) > 15.0 + 2.0 * early["half_width"]
-    assert early["pairs_per_opponent"] < full["pairs_per_opponent"]
+    assert not full.futile and full.narrow and not full.hit
+    assert early.futile and not early.hit and not early.narrow
+    assert abs(early.rating.elo - 2200.0) > 15.0 + 2.0 * early.rating.half_width
+    assert early.pairs_per_opponent < full.pairs_per_opponent
 
 
 def test_no_futility_stop_in_a_validation() -> None:
@@ -127,13 +130,13 @@ def test_no_futility_stop_in_a_validation() -> None:
     without a validation to follow: the first test's ``full``)."""
     full = _confirm(_FakeContext(_far(3)))
     result = _confirm(_FakeContext(_far(3)), confirm_validate=True, validate=True)
-    assert not result["futile"] and result["narrow"]
-    assert result["pairs_per_opponent"] == full["pairs_per_opponent"]
+    assert not result.futile and result.narrow
+    assert result.pairs_per_opponent == full.pairs_per_opponent
 
 
 def test_a_candidate_near_its_target_is_never_futile() -> None:
     result = _confirm(_FakeContext(_mixed(4)), confirm_validate=True)
-    assert not result["futile"] and result["narrow"]
+    assert not result.futile and result.narrow
 
 
 def test_a_validation_plays_to_its_own_half_width() -> None:
@@ -143,11 +146,11 @@ def test_a_validation_plays_to_its_own_half_width() -> None:
                "confirm_max_pairs": 8000, "confirm_bootstrap": 100}
     confirm = _confirm(_FakeContext(_mixed(5)), **changes)
     validate = _confirm(_FakeContext(_mixed(5)), validate=True, **changes)
-    assert confirm["narrow"] and confirm["half_width"] <= 20.0
-    assert validate["narrow"] and 20.0 < validate["half_width"] <= 35.0
-    assert validate["pairs_per_opponent"] < confirm["pairs_per_opponent"]
+    assert confirm.narrow and confirm.rating.half_width <= 20.0
+    assert validate.narrow and 20.0 < validate.rating.half_width <= 35.0
+    assert validate.pairs_per_opponent < confirm.pairs_per_opponent
     same = _confirm(_FakeContext(_mixed(5)), validate=True, **{**changes, "validate_half_width": 0.0})
-    assert same["half_width"] <= 20.0 and same["pairs_per_opponent"] == confirm["pairs_per_opponent"]
+    assert same.rating.half_width <= 20.0 and same.pairs_per_opponent == confirm.pairs_per_opponent
 
 
 class _ReplayContext(_FakeContext):
@@ -173,5 +176,5 @@ def test_a_confirmation_that_only_replays_stops() -> None:
     """Candidate and neighbour without noise: after the deck has gone round (two rounds here)
     every game is a replay, so the bootstrap over openings cannot narrow: the third round stops it."""
     stopped = _confirm(_ReplayContext(), confirm_half_width=20.0)
-    assert stopped["saturated"] and stopped["rounds"] == 3 and stopped["distinct_games"] == 160
-    assert not stopped["narrow"] and not stopped["hit"]
+    assert stopped.saturated and stopped.rounds == 3 and stopped.distinct_games == 160
+    assert not stopped.narrow and not stopped.hit

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
+from engine.profile import Knob
 from pipeline.cli.main import main
 from pipeline.games.stage import write_result
 from pipeline.job.export import ExportError, current_bench_signature, export_run, verify_profile
 
+from . import samples
+
 
 def fake_run(root: Path, run_id: str = "r1") -> Path:
     """A run folder holding what the calibrate stage and the job write (no games needed)."""
-    from engine.profile import LevelProfile
-    from engine.variants import get_variant
-
     folder = root / run_id
     levels = {}
     for n, (name, depth, elo) in enumerate((("easy", 1, 300.0), ("medium", 2, 700.0), ("hard", 4, 1100.0))):
-        knobs = {"max_depth": depth, "random_move_prob": 0.1 * (2 - n)}
-        level = LevelProfile.from_knobs(get_variant("english"), name, knobs=knobs)
-        levels[name] = {"level": level.to_json(), "elo": elo, "ci": [elo - 80, elo + 90],
-                        "description": f"target {elo:+.0f}"}
-    write_result(folder / "calibrate" / "result.json", {"variant": "english", "levels": levels})
+        knobs: dict[str, Knob] = {"max_depth": depth, "random_move_prob": 0.1 * (2 - n)}
+        levels[name] = samples.level_result(name, elo, elo, knobs=knobs, ci=(elo - 80, elo + 90))
+    calibration = dataclasses.replace(samples.calibration(), levels=levels)
+    write_result(folder / "calibrate" / "result.json", calibration.to_json())
     write_result(folder / "run.json", {"run_id": run_id, "config_hash": "c0ffee"})
     write_result(folder / "tracking.json", {"run_id": "mlflow-run-1", "experiment": "draughts-english"})
     return folder
@@ -51,17 +51,19 @@ def test_export_writes_a_profile_the_engine_loads(tmp_path: Path) -> None:
 
 def test_a_chained_levels_neighbour_is_exported_as_rated_against(tmp_path: Path) -> None:
     from engine.profile import load_profile
-    from pipeline.games.stage import read_result
+    from pipeline.calibration.results import NeighbourRef, read_calibration
 
     folder = fake_run(tmp_path)
     path = folder / "calibrate" / "result.json"
-    result = read_result(path)
+    result = read_calibration(path)
     assert result is not None
+    levels = dict(result.levels)
     for name in ("easy", "hard"):
-        neighbour = {"level": "medium", "name": "medium-t0001", "elo": 700.0}
-        result["levels"][name]["confirm"] = {"neighbour": neighbour}
-    result["levels"]["medium"]["confirm"] = {"neighbour": None}
-    write_result(path, result)
+        conf = levels[name].confirmation
+        assert conf is not None
+        chained = dataclasses.replace(conf, neighbour=NeighbourRef("medium", "medium-t0001", 700.0))
+        levels[name] = dataclasses.replace(levels[name], confirmation=chained)
+    write_result(path, dataclasses.replace(result, levels=levels, chain_from="medium").to_json())
     exported = export_run(folder, tmp_path / "profiles", bench_signature=1)
     levels = load_profile(exported.path, "english").provenance.levels
     against = {n: lp.rated_against for n, lp in levels.items()}
@@ -93,4 +95,17 @@ def test_export_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["export", "r2", "--output", str(tmp_path / "out"), "--profiles-dir", str(tmp_path / "p")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: no calibration result") and err.count("\n") == 1
+    write_result(tmp_path / "out" / "r2" / "calibrate" / "result.json", {"variant": "english"})
+    code = main(["export", "r2", "--output", str(tmp_path / "out"), "--profiles-dir", str(tmp_path / "p")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: cannot read calibration result: ") and "missing key 'ladder_hash'" in err
     assert main(["export", "nope", "--output", str(tmp_path / "out")]) == 2
+
+
+def test_a_bad_tracking_record_is_refused_naming_the_key(tmp_path: Path) -> None:
+    folder = fake_run(tmp_path)
+    write_result(folder / "tracking.json", {"run_id": 7, "experiment": None})
+    needle = r"cannot read tracking record: .*tracking\.json: run_id: expected a string, got 7"
+    with pytest.raises(ExportError, match=needle):
+        export_run(folder, tmp_path / "profiles", bench_signature=1)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -21,16 +21,18 @@ from engine.profile import (
     load_profile,
 )
 from engine.variants import get_variant
-from pipeline.calibration.levelcheck import (
+from pipeline.calibration.levelcheck import claimed_gap, distinct_games, elo_interval, markdown
+from pipeline.calibration.levelcheck_results import (
+    Claim,
+    DavidsonGap,
     LevelCheckError,
+    LevelCheckResult,
     LevelCheckSettings,
-    claimed_gap,
-    distinct_games,
-    elo_interval,
-    markdown,
 )
 from pipeline.cli.common import EXIT_OK, EXIT_USAGE
 from pipeline.cli.main import build_parser, main
+
+from . import samples
 
 # small, fast levels: easy half random at depth 1, medium depth 1, hard depth 2
 KNOBS = {
@@ -62,6 +64,14 @@ def _run(profile: Path, out: Path, *extra: str) -> int:
                  "--blunder-positions", "200", *extra])
 
 
+def _read(out: Path) -> LevelCheckResult:
+    """levelcheck.json, read strictly; the file is exactly what its record writes."""
+    data = json.loads((out / "levelcheck.json").read_text())
+    result = LevelCheckResult.from_json(data)
+    assert result.to_json() == data
+    return result
+
+
 def _batches(out: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_ino)
             for p in out.rglob("batch-*.parquet")}
@@ -75,59 +85,59 @@ def test_levelcheck_reports_gaps_blunders_and_resumes(tmp_path: Path,
     first = capsys.readouterr()
     assert "levelcheck.json" in first.out and "| medium - easy |" in first.err
     assert "[levelcheck adjacent] 8/8 games" in first.err
-    result = json.loads((out / "levelcheck.json").read_text())
+    result = _read(out)
     assert (out / "levelcheck.md").read_text().startswith("# Level check: english")
     assert (out / "levelcheck.png").read_bytes()[:4] == b"\x89PNG"
 
-    assert result["variant"] == "english" and result["seed"] == 5 and result["deck_part"] == "odd"
-    assert result["settings"]["pairs"] == 2 and result["cpu_count"] >= 1 and result["wall_seconds"] > 0
-    assert result["games_total"] == 8 and result["games_played_now"] == 8
-    assert result["batches_played_now"] == 4
-    easy_medium, medium_hard = result["adjacent"]
-    assert easy_medium["match"] == "medium - easy" and easy_medium["a"].endswith("p.json:medium")
-    assert easy_medium["games"] == 4 and easy_medium["pairs"] == 2
-    assert easy_medium["distinct_games"] == medium_hard["distinct_games"] == 4  # two openings, no repeat
+    assert result.variant == "english" and result.settings.seed == 5 and result.settings.deck_part == "odd"
+    assert result.settings.pairs == 2 and (result.cpu_count or 0) >= 1 and result.wall_seconds > 0
+    assert result.games_total == 8 and result.games_played_now == 8
+    assert result.batches_played_now == 4
+    assert [Path(f).name for f in result.files] == ["levelcheck.json", "levelcheck.md", "levelcheck.png"]
+    easy_medium, medium_hard = result.adjacent
+    measured = easy_medium.measured
+    assert easy_medium.match == "medium - easy" and easy_medium.a.endswith("p.json:medium")
+    assert measured.games == 4 and measured.pairs == 2
+    assert measured.distinct_games == medium_hard.measured.distinct_games == 4  # two openings, no repeat
     assert "Repeated games" not in (out / "levelcheck.md").read_text()
-    assert easy_medium["wins"] + easy_medium["draws"] + easy_medium["losses"] == 4
-    assert sum(easy_medium["pentanomial"].values()) == 2
-    assert easy_medium["claimed_gap"] == 200.0
-    low, high = easy_medium["claimed_gap_ci"]
+    assert measured.wins + measured.draws + measured.losses == 4
+    assert sum(measured.pentanomial) == 2
+    assert easy_medium.claimed.gap == 200.0 and easy_medium.claimed.ci is not None
+    low, high = easy_medium.claimed.ci
     assert low < 200.0 < high and high - 200.0 == pytest.approx((50.0**2 + 60.0**2) ** 0.5)
-    m_low, m_high = easy_medium["elo_ci"]
-    m_low = -float("inf") if m_low is None else m_low
-    m_high = float("inf") if m_high is None else m_high
-    assert easy_medium["reproduced"] == (m_low <= 200.0 <= m_high)
-    assert medium_hard["claimed_gap"] is None and medium_hard["reproduced"] is None  # hard has no Elo
-    assert medium_hard["agrees"] is None and medium_hard["difference_test"] is None
-    test = easy_medium["difference_test"]
-    assert test["difference"] == pytest.approx(easy_medium["davidson"]["elo"] - 200.0)
-    assert easy_medium["agrees"] == test["agrees"] == (abs(test["z"]) <= 1.96)
+    davidson = measured.davidson.rating
+    assert easy_medium.reproduced == davidson.holds(200.0)
+    assert medium_hard.claimed.gap is None and medium_hard.reproduced is None  # hard has no Elo
+    assert medium_hard.agrees is None and medium_hard.difference_test is None
+    test = easy_medium.difference_test
+    assert test is not None and test.difference == pytest.approx(davidson.elo - 200.0)
+    assert easy_medium.agrees == test.agrees == (abs(test.z or 0.0) <= 1.96)
     assert "| measured - claimed [95 %] | agrees |" in (out / "levelcheck.md").read_text()
 
-    levels = result["levels"]
+    levels = result.levels
     assert set(levels) == {"easy", "medium", "hard"}
-    assert levels["medium"]["games"] == 8 and levels["easy"]["games"] == 4
+    assert levels["medium"].games == 8 and levels["easy"].games == 4
     for lv in levels.values():
-        b = lv["blunders"]
-        assert b["moves"] > 0 and b["depth"] == 4 and b["threshold"] == 100.0
-        assert 0.0 <= b["ci_low"] <= b["rate"] <= b["ci_high"] <= 1.0
-    assert levels["easy"]["nodes_per_move"] < levels["hard"]["nodes_per_move"]
+        b = lv.blunders
+        assert b.moves > 0 and b.depth == 4 and b.threshold == 100.0 and b.player == lv.spec
+        assert b.rate is not None and 0.0 <= b.ci_low <= b.rate <= b.ci_high <= 1.0
+    assert levels["easy"].nodes_per_move < levels["hard"].nodes_per_move
     games = pq.read_table(out / "levelcheck" / "adjacent" / "games" / "variant=english").to_pylist()
-    easy = levels["easy"]["spec"]
+    easy = levels["easy"].spec
     own = [g for g in games if easy in (g["white_player"], g["black_player"])]
     nodes = sum(g["white_nodes"] if g["white_player"] == easy else g["black_nodes"] for g in own)
     moves = sum((g["plies"] + 1) // 2 if (g["white_player"] == easy) == g["opening_fen"].startswith("W")
                 else g["plies"] // 2 for g in own)
-    assert levels["easy"]["nodes_per_move"] == pytest.approx(nodes / moves)  # only easy's own games
-    assert levels["easy"]["claimed_elo"] == 100.0 and levels["hard"]["claimed_elo"] is None
+    assert levels["easy"].nodes_per_move == pytest.approx(nodes / moves)  # only easy's own games
+    assert levels["easy"].claimed.elo == 100.0 and levels["hard"].claimed.elo is None
 
     before = _batches(out)
     assert len(before) == 4
     assert _run(profile, out) == EXIT_OK
-    again = json.loads((out / "levelcheck.json").read_text())
-    assert again["games_played_now"] == 0 and again["batches_played_now"] == 0
+    again = _read(out)
+    assert again.games_played_now == 0 and again.batches_played_now == 0
     assert _batches(out) == before  # nothing replayed or rewritten
-    assert again["adjacent"][0]["pentanomial"] == easy_medium["pentanomial"]
+    assert again.adjacent[0].measured.pentanomial == measured.pentanomial
 
     assert _run(profile, out, "--seed", "6") == EXIT_USAGE  # other games: another folder
     assert "holds the games of another level check (settings that differ: seed;" in capsys.readouterr().err
@@ -141,14 +151,14 @@ def test_baseline_of_the_same_variant_plays_every_level_pair(tmp_path: Path) -> 
             "--ply-cap", "20", "--in-process", "--blunder-positions", "50"]
     assert main(args) == EXIT_OK  # first without a baseline: the baseline is added to the same folder
     assert main([*args, "--baseline", str(base), "--baseline-pairs", "1"]) == EXIT_OK
-    result = json.loads((out / "levelcheck.json").read_text())
-    assert result["games_played_now"] == 18  # the adjacent games were resumed
-    assert [m["match"] for m in result["baseline_matches"]][:3] == [
+    result = _read(out)
+    assert result.games_played_now == 18  # the adjacent games were resumed
+    assert [m.match for m in result.baseline_matches][:3] == [
         "easy - baseline easy", "easy - baseline medium", "easy - baseline hard"]
-    assert len(result["baseline_matches"]) == 9 and result["games_total"] == 4 + 18
-    assert all(m["claimed_gap"] is None for m in result["baseline_matches"])
-    assert set(result["baseline_levels"]) == {"easy", "medium", "hard"}
-    assert result["baseline_levels"]["easy"]["games"] == 6
+    assert len(result.baseline_matches) == 9 and result.games_total == 4 + 18
+    assert all(m.claimed.gap is None for m in result.baseline_matches)
+    assert result.baseline_levels is not None and set(result.baseline_levels) == {"easy", "medium", "hard"}
+    assert result.baseline_levels["easy"].games == 6
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,22 +180,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_claimed_gap_needs_both_levels() -> None:
-    missing = claimed_gap((None, None), (10.0, (0.0, 20.0)))
-    assert missing["claimed_gap"] is None and missing["claimed_gap_ci"] is None
-    assert missing["claimed_b"] == {"elo": 10.0, "elo_ci": [0.0, 20.0]}
-    gap = claimed_gap((110.0, (80.0, 140.0)), (10.0, (-30.0, 50.0)))
-    assert gap["claimed_gap"] == 100.0 and gap["claimed_gap_ci"] == pytest.approx([50.0, 150.0])
+    missing = claimed_gap(Claim(None, None), Claim(10.0, (0.0, 20.0)))
+    assert missing.gap is None and missing.ci is None and missing.ci_method is None
+    assert missing.b == Claim(10.0, (0.0, 20.0))
+    gap = claimed_gap(Claim(110.0, (80.0, 140.0)), Claim(10.0, (-30.0, 50.0)))
+    assert gap.gap == 100.0 and gap.ci == pytest.approx((50.0, 150.0))
 
 
 def test_a_head_to_head_claim_uses_the_rated_levels_own_ci() -> None:
-    strong, weak = (2221.0, (2187.0, 2254.0)), (1773.0, (1742.0, 1804.0))
+    strong, weak = Claim(2221.0, (2187.0, 2254.0)), Claim(1773.0, (1742.0, 1804.0))
     a = claimed_gap(strong, weak, link="a")  # hard measured against medium held at +1773
-    assert a["claimed_gap"] == 448.0 and a["claimed_gap_ci"] == pytest.approx([414.0, 481.0])
-    b = claimed_gap((1773.0, (1742.0, 1804.0)), (1305.0, (1271.0, 1335.0)), link="b")  # easy against medium
-    assert b["claimed_gap"] == 468.0 and b["claimed_gap_ci"] == pytest.approx([438.0, 502.0])
+    assert a.gap == 448.0 and a.ci == pytest.approx((414.0, 481.0))
+    medium, easy = Claim(1773.0, (1742.0, 1804.0)), Claim(1305.0, (1271.0, 1335.0))
+    b = claimed_gap(medium, easy, link="b")  # easy measured against medium
+    assert b.gap == 468.0 and b.ci == pytest.approx((438.0, 502.0))
     approx = claimed_gap(strong, weak)  # ladder-rated: both CIs in quadrature, wider
-    assert approx["claimed_gap_ci_method"].startswith("approximate")
-    width = [g["claimed_gap_ci"][1] - g["claimed_gap_ci"][0] for g in (approx, a)]
+    assert (approx.ci_method or "").startswith("approximate")
+    width = [g.ci[1] - g.ci[0] for g in (approx, a) if g.ci is not None]
     assert width[0] > width[1]
 
 
@@ -195,12 +206,12 @@ def test_the_difference_test_uses_both_uncertainties() -> None:
     # brazilian's first validated check: +387 [+358, +423] measured, +448 [+414, +481] claimed
     t = difference_test(387.0, (358.0, 423.0), 448.0, (414.0, 481.0))
     se = ((423 - 358) / 2 / Z95) ** 2 + ((481 - 414) / 2 / Z95) ** 2
-    assert t["difference"] == -61.0 and t["z"] == pytest.approx(-61.0 / se ** 0.5)
-    assert not t["agrees"] and t["difference_ci"][1] < 0
+    assert t.difference == -61.0 and t.z == pytest.approx(-61.0 / se ** 0.5)
+    assert not t.agrees and t.difference_ci[1] < 0
     # inside the measured CI, so reproduced, and of course agreeing
-    assert difference_test(400.0, (360.0, 440.0), 430.0, (400.0, 460.0))["agrees"]
+    assert difference_test(400.0, (360.0, 440.0), 430.0, (400.0, 460.0)).agrees
     # just outside the measured CI (not reproduced), yet consistent once the claim's error counts
-    assert difference_test(400.0, (360.0, 440.0), 445.0, (410.0, 480.0))["agrees"]
+    assert difference_test(400.0, (360.0, 440.0), 445.0, (410.0, 480.0)).agrees
 
 
 def test_the_difference_test_rejects_unbiased_claims_about_one_time_in_twenty() -> None:
@@ -215,7 +226,7 @@ def test_the_difference_test_rejects_unbiased_claims_about_one_time_in_twenty() 
     n, se_m, se_c = 4000, 20.0, 17.0
     measured, claimed = rng.normal(0, se_m, n), rng.normal(0, se_c, n)
     agree = sum(difference_test(m, (m - Z95 * se_m, m + Z95 * se_m),
-                                c, (c - Z95 * se_c, c + Z95 * se_c))["agrees"]
+                                c, (c - Z95 * se_c, c + Z95 * se_c)).agrees
                 for m, c in zip(measured, claimed, strict=True))
     inside = sum(abs(m - c) <= Z95 * se_m for m, c in zip(measured, claimed, strict=True))
     assert 0.035 < 1 - agree / n < 0.065  # binomial sd at 5 %, n = 4000: 0.0034
@@ -252,12 +263,11 @@ def test_the_davidson_gap_reads_the_win_loss_ratio_whatever_the_draws() -> None:
 
     few_draws, many_draws = rows(160, 0, 40), rows(160, 200, 40)
     expected = 400 * math.log10(4)  # W/L = 4 in both
-    assert davidson_gap(few_draws)["elo"] == pytest.approx(expected, abs=15)
-    assert davidson_gap(many_draws)["elo"] == pytest.approx(expected, abs=15)
+    assert davidson_gap(few_draws).rating.elo == pytest.approx(expected, abs=15)
+    assert davidson_gap(many_draws).rating.elo == pytest.approx(expected, abs=15)
     # the score-based Elo of the drawish match is far smaller: the two scales differ
-    assert rate_games(many_draws)["elo"] < expected - 80
-    low, high = davidson_gap(many_draws)["ci"]
-    assert low < expected < high
+    assert (rate_games(many_draws).elo or 0.0) < expected - 80
+    assert davidson_gap(many_draws).rating.holds(expected)
 
 
 def _game(opening: str, colour: str, moves: str, result: float = 1.0) -> dict[str, object]:
@@ -265,42 +275,29 @@ def _game(opening: str, colour: str, moves: str, result: float = 1.0) -> dict[st
 
 
 def test_repeated_games_are_counted_and_flagged() -> None:
-    """Two noiseless levels replay each opening's game (international, session 5): the check says
+    """Two noiseless levels replay each opening's game (as in international): the check says
     how many games differ and warns that its CIs count the repeats."""
     fixed = [_game(o, c, f"{o}-{c}") for o in ("a", "b") for c in ("white", "black")] * 6
     varied = [_game("a", "white", f"m{i}") for i in range(24)]
     assert distinct_games(fixed) == 4 and distinct_games(varied) == 24
     assert distinct_games([{"result_a": 1.0, "pair_id": 0}]) is None  # rows without moves: unknown
-    result = {
-        "variant": "international", "profile": "p.json", "claimed_from": "p.json", "seed": 1,
-        "deck_part": "odd", "deck_openings": 100, "games_total": 48, "games_played_now": 48,
-        "wall_seconds": 1.0, "cpu_count": 2, "executor": "in-process", "baseline": None,
-        "baseline_matches": [], "baseline_levels": {},
-        "settings": {"pairs": 12, "ply_cap": 300, "baseline_pairs": 0},
-        "levels": {"easy": {"blunders": {"threshold": 100.0, "depth": 4, "rate": None, "ci_low": 0.0,
-                                         "ci_high": 0.0, "blunders": 0, "moves": 0},
-                            "games": 0, "nodes_per_move": 0.0, "claimed_elo": None, "claimed_elo_ci": None}},
-        "adjacent": [
-            {"match": "medium - easy", "games": 24, "distinct_games": 24},
-            {"match": "hard - medium", "games": 24, "distinct_games": 4},
-        ],
-    }
-    for m in result["adjacent"]:  # type: ignore[attr-defined]
-        m.update({"wins": 24, "draws": 0, "losses": 0, "score": 1.0, "elo": None, "elo_ci": [None, None],
-                  "score_ci": [0.9, 1.0], "claimed_gap": None, "claimed_gap_ci": None, "reproduced": None,
-                  "consistent": None, "agrees": None, "difference_test": None,
-                  "davidson": {"elo": 800.0, "ci": [700.0, 900.0], "prior_driven": True}})
-    text = markdown(result)  # a check recorded before the unit existed resampled pairs
+    base = samples.levelcheck()
+    adjacent = tuple(dataclasses.replace(m, measured=dataclasses.replace(m.measured, games=24,
+                                                                         distinct_games=distinct))
+                     for m, distinct in zip(base.adjacent, (24, 4), strict=True))
+    result = dataclasses.replace(base, adjacent=adjacent,
+                                 settings=dataclasses.replace(base.settings, bootstrap_unit="pair"))
+    text = markdown(result)  # the pair bootstrap counts the repeats
     assert "**Repeated games in hard - medium:** only 4 of its 24 games differ" in text
     assert "Its CIs count the repeats as independent and are about 2.4x too narrow" in text
     assert "Repeated games in medium - easy" not in text
-    result["settings"]["bootstrap_unit"] = "opening"  # type: ignore[index]
-    text = markdown(result)
+    text = markdown(dataclasses.replace(result, settings=base.settings))
     assert "The gap's CI resamples whole openings" in text and "pentanomial CI counts the repeats" in text
+    assert "+inf" in text  # a match whose score-based Elo is infinite
 
 
 def test_the_davidson_gap_resamples_openings_so_replays_count_once() -> None:
-    """International's Hard - Medium (session 5): 100 openings x 2 colours replayed 6 times. The
+    """International's Hard - Medium: 100 openings x 2 colours replayed 6 times. The
     opening bootstrap's CI is as wide as the distinct games' alone; the pair bootstrap's is
     about sqrt(6) narrower."""
     from pipeline.calibration.levelcheck import davidson_gap
@@ -312,12 +309,12 @@ def test_the_davidson_gap_resamples_openings_so_replays_count_once() -> None:
             for rep in range(6) for k, (o, w, b) in enumerate(distinct) for r in (w, b)]
     once = rows[:200]
 
-    def half(gap: dict[str, Any]) -> float:
-        return float(gap["ci"][1] - gap["ci"][0]) / 2.0
+    def half(gap: DavidsonGap) -> float:
+        return gap.rating.half_width
 
     by_opening, by_pair, alone = davidson_gap(rows), davidson_gap(rows, unit="pair"), davidson_gap(once)
-    assert by_opening["ci_method"] == "opening bootstrap (400)"
-    assert by_pair["ci_method"] == "pair bootstrap (400)"
+    assert by_opening.ci_method == "opening bootstrap (400)"
+    assert by_pair.ci_method == "pair bootstrap (400)"
     assert half(by_opening) == pytest.approx(half(alone), rel=0.2)
     assert half(by_pair) < 0.55 * half(by_opening)
     with pytest.raises(LevelCheckError, match="bootstrap unit must be one of opening, pair, got 'game'"):

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.calibration.results import CalibrationResult, NeighbourRef
 from pipeline.cli.main import main
 from pipeline.config.run_config import ConfigError
 from pipeline.job.main_job import JobOptions, load_job_config
@@ -225,7 +226,7 @@ def _study_counts(folder: Path, name: str) -> dict[str, int]:
     return counts
 
 
-def _check_finished_run(folder: Path, uri: str, hard_trials: int = 2) -> dict[str, Any]:
+def _check_finished_run(folder: Path, uri: str, hard_trials: int = 2) -> CalibrationResult:
     """Everything a finished tiny run must have; returns its calibration result."""
     from engine.profile import load_profile
     from pipeline.games.storage import read_games
@@ -256,8 +257,24 @@ def _check_finished_run(folder: Path, uri: str, hard_trials: int = 2) -> dict[st
     assert profile.provenance.tracking_run_id == summary.info.run_id
     assert all(profile.provenance.levels[n].elo is not None for n in ("easy", "medium", "hard"))
     assert (folder / "report" / "levels.md").is_file() and (folder / "report" / "ladder.png").is_file()
-    result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
-    return result
+    return _read_results(folder)
+
+
+def _read_results(folder: Path) -> CalibrationResult:
+    """Every result file of a run, read strictly: each is exactly what its record writes."""
+    from pipeline.job.export import TrackingRecord
+    from pipeline.job.report import LevelTable
+    from pipeline.ladder.reference import Ladder
+    from pipeline.tuning.results import TuneResult
+
+    files = {"calibrate/result.json": CalibrationResult, "tune/result.json": TuneResult,
+             "report/levels.json": LevelTable, "tracking.json": TrackingRecord}
+    for name, record in files.items():
+        data = json.loads((folder / name).read_text())
+        assert record.from_json(data).to_json() == data, name  # type: ignore[attr-defined]
+    ladder = json.loads((folder / "ladder.json").read_text())
+    assert Ladder.from_json(ladder, "ladder.json").to_json() == ladder
+    return CalibrationResult.from_json(json.loads((folder / "calibrate" / "result.json").read_text()))
 
 
 @pytest.mark.slow
@@ -270,27 +287,28 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "| easy |" in printed and "export: " in printed
     folder = next(out.iterdir())
     result = _check_finished_run(folder, uri)
-    assert set(result["levels"]) == {"easy", "medium", "hard"}
-    anchors = json.loads((folder / "ladder.json").read_text())["anchors"]
-    d1 = next(a["elo"] for a in anchors if a["name"] == "d1")
-    for level, rec in result["levels"].items():
+    assert set(result.levels) == {"easy", "medium", "hard"}
+    from pipeline.ladder.reference import load_ladder
+
+    d1 = load_ladder(folder / "ladder.json").anchor("d1").elo
+    for level, rec in result.levels.items():
         # confirmation: one round of 2 fresh pairs against the target's bracket, and against d1
         # (the pin) when it is within 600 Elo of the target
-        conf = rec["confirm"]
-        assert conf["pin"] == "d1" and conf["rounds"] == 1
-        assert (conf["opponents"][0] == "d1") == (abs(d1 - rec["target"]) < 600)
-        assert conf["games"] == 4 * len(conf["opponents"]) + 8 == rec["games"]  # + the joint games
-        assert conf["joint_stages"] == ["calibrate/joint/easy-medium", "calibrate/joint/medium-hard"]
-        assert "alone" in conf and "_table" not in conf
-        assert rec["elo"] == conf["elo"] and "trial_elo" in rec
+        conf = rec.confirmation
+        assert conf is not None and conf.pin == "d1" and conf.rounds == 1
+        assert (conf.opponents[0] == "d1") == (abs(d1 - rec.target) < 600)
+        assert conf.games == 4 * len(conf.opponents) + 8 == rec.measured.games  # + the joint games
+        assert conf.joint_stages == ("calibrate/joint/easy-medium", "calibrate/joint/medium-hard")
+        assert conf.alone is not None and conf.alone.games == conf.games - 8 and not conf.alone.joint_stages
+        assert rec.rating == conf.rating != conf.alone.rating
         # the half-width bound (1 Elo) is never met, so every level tries a second candidate when it
         # has one: easy and medium a proposal (random_move_prob is a range), hard its other trial
         # unless the two trials are clones (same Elo and nodes: the sampler may draw depth 2 twice)
-        hard_trials = {(t["elo"], t["nodes_per_move"]) for t in result["trials"]["hard"]}
+        hard_trials = {(t.rating.elo, t.nodes_per_move) for t in result.trials["hard"]}
         second = level != "hard" or len(hard_trials) == 2
-        assert len(conf["candidates"]) == (2 if second else 1) and not rec["hit"]
-    assert result["levels"]["easy"]["confirm"]["candidates"][1]["knobs"]["random_move_prob"] != \
-        result["levels"]["easy"]["confirm"]["candidates"][0]["knobs"]["random_move_prob"]
+        assert len(rec.candidates) == (2 if second else 1) and not rec.measured.hit
+    easy = result.levels["easy"].candidates
+    assert easy[1].knobs["random_move_prob"] != easy[0].knobs["random_move_prob"]
     # same config again: refused without --resume, a no-op with it
     again = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
     assert main(again) == 2
@@ -311,34 +329,35 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
     assert code == 0, capsys.readouterr().out
     folder = next(out.iterdir())
     result = _check_finished_run(folder, uri, hard_trials=1)
-    assert result["chain_from"] == "medium"
+    assert result.chain_from == "medium"
     assert "Chained calibration (chain_from = medium)" in (folder / "report" / "levels.md").read_text()
-    levels = result["levels"]
-    medium = levels["medium"]["confirm"]
-    assert medium["neighbour"] is None and medium["pin"] == "d1"
-    assert set(medium["opponents"]) <= {"random", "d1r50", "d1", "d2"}  # the ladder's anchors
-    assert medium["chain_half_width"] == medium["half_width"]
-    medium_player = f"medium-t{int(levels['medium']['slot']):04d}"
+    levels = result.levels
+    medium = levels["medium"].confirmation
+    assert medium is not None and medium.neighbour is None and medium.pin == "d1"
+    assert set(medium.opponents) <= {"random", "d1r50", "d1", "d2"}  # the ladder's anchors
+    assert medium.chain_half_width == medium.rating.half_width
+    medium_player = f"medium-t{levels['medium'].candidate.slot:04d}"
     for level in ("easy", "hard"):
         rec = levels[level]
-        conf = rec["confirm"]
+        conf = rec.confirmation
         # rated against the confirmed medium alone, held at its confirmed Elo
-        assert conf["opponents"] == [medium_player] == [conf["pin"]]
-        assert conf["neighbour"] == {"level": "medium", "name": medium_player, "elo": medium["elo"]}
-        assert conf["games"] == 4 and rec["elo"] == conf["elo"]  # one round of 2 pairs
-        assert conf["chain_half_width"] == pytest.approx(math.hypot(conf["half_width"], medium["half_width"]))
-        assert "chained: rated head to head against medium" in rec["description"]
+        assert conf is not None and conf.opponents == (medium_player,) == (conf.pin,)
+        assert conf.neighbour == NeighbourRef("medium", medium_player, medium.rating.elo)
+        assert conf.games == 4 and rec.rating == conf.rating  # one round of 2 pairs
+        assert conf.chain_half_width == pytest.approx(math.hypot(conf.rating.half_width,
+                                                                 medium.rating.half_width))
+        assert "chained: rated head to head against medium" in rec.description
         # trials: 3 x pairs pairs against medium only
-        assert all(t["anchors"] == [medium_player] and t["games"] == 12 for t in result["trials"][level])
-    assert len(result["trials"]["easy"]) == 2 and len(result["trials"]["hard"]) == 1  # hard: all knobs fixed
+        assert all(t.anchors == (medium_player,) and t.games == 12 for t in result.trials[level])
+    assert len(result.trials["easy"]) == 2 and len(result.trials["hard"]) == 1  # hard: all knobs fixed
     for level, rec in levels.items():
         # validation: the chosen candidate measured again on fresh games; those numbers are reported
-        conf = rec["confirm"]
-        assert conf["validated"]
-        assert all(st.startswith(f"calibrate/{level}/validate-") for st in conf["stages"])
-        assert all(st.startswith(f"calibrate/{level}/confirm-") for st in conf["selection"]["stages"])
-        assert "validated by" in rec["description"]
-    assert all(t["anchors"] != [medium_player] for t in result["trials"]["medium"])
+        conf = rec.confirmation
+        assert conf is not None and conf.validated and conf.selection is not None
+        assert all(st.startswith(f"calibrate/{level}/validate-") for st in conf.stages)
+        assert all(st.startswith(f"calibrate/{level}/confirm-") for st in conf.selection.stages)
+        assert "validated by" in rec.description
+    assert all(t.anchors != (medium_player,) for t in result.trials["medium"])
     # the exported profile says which levels were rated head to head against medium
     from engine.profile import load_profile
 
@@ -383,30 +402,25 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
 
     counts = _study_counts(folder, f"{folder.name}-tune")
     assert counts.get("COMPLETE") == 6 and counts.get("FAIL", 0) <= 1 and "RUNNING" not in counts
-    tune = json.loads((folder / "tune" / "result.json").read_text())
-    finished = [t for t in tune["trials"] if t["state"] == "COMPLETE"]
     from pipeline.games.storage import read_games
+    from pipeline.tuning.results import read_tune
 
+    tune = read_tune(folder / "tune" / "result.json")
+    assert tune is not None
+    finished = [t for t in tune.trials if t.state == "COMPLETE"]
     for trial in finished:  # each counted trial's games: exactly its pairs, once each
-        games = read_games(folder.parent, f"{folder.name}/tune/trial-{trial['slot']:04d}")
+        games = read_games(folder.parent, f"{folder.name}/tune/trial-{trial.slot:04d}")
         ids = games.column("game_id").to_pylist()
-        assert len(ids) == len(set(ids)) >= 2 * trial["pairs"]
-    assert len({t["slot"] for t in finished}) == len(finished)
+        assert trial.pairs is not None and len(ids) == len(set(ids)) >= 2 * trial.pairs
+    assert len({t.slot for t in finished}) == len(finished)
 
     runs = _mlflow_runs(uri)
     tune_parents = [r for r in runs if r.info.run_name == f"{folder.name}-tune"]
     assert len(tune_parents) == 1  # the resumed study reuses its parent run
-    result = _check_finished_run_structure(folder)
-    assert set(result["levels"]) == {"easy", "medium", "hard"}
-
-
-def _check_finished_run_structure(folder: Path) -> dict[str, Any]:
     from engine.profile import load_profile
 
     load_profile(folder / "profiles" / "english.json", "english")
-    result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
-    assert {"variant", "ladder_hash", "weights", "ordered", "notes", "levels", "trials"} <= set(result)
-    return result
+    assert set(_read_results(folder).levels) == {"easy", "medium", "hard"}
 
 
 @pytest.mark.slow
