@@ -46,7 +46,6 @@ from pipeline.calibration.results import (
     LevelResult,
     LevelTrial,
     NeighbourRef,
-    Proposal,
     WinScores,
     player_name,
     read_calibration,
@@ -228,10 +227,10 @@ def run_calibrate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, 
         if confirmed:
             c = confirmed[level]
             candidate, conf, tried = c.candidate, c.confirmation, c.tried
-            described = _describe(candidate, conf)
+            described = describe_level(candidate, conf)
         else:
             candidate, conf, tried = picks[level], None, ()
-            described = _describe(candidate, candidate)
+            described = describe_level(candidate, candidate)
         profile = level_profile(ctx.variant, level, weights, candidate.knobs).to_json()
         levels[level] = LevelResult(candidate, conf, tried, profile, described)
         notes += _miss_notes(level, levels[level], section)
@@ -395,23 +394,23 @@ def _validate(ctx: StageContext, ladder: Ladder, section: CalibrateSection, leve
                                games=games)
 
 
-def _describe(candidate: Candidate, measured: LevelTrial | Confirmation) -> str:
-    """The level's line in the profile's provenance: how it was chosen and measured."""
-    r, target = measured.rating, candidate.target
+def describe_level(candidate: Candidate, measured: LevelTrial | Confirmation) -> str:
+    """The level's line in the profile's provenance: its target, its Elo with the games that
+    measured it, and its compute."""
+    r = measured.rating
+    head = f"target {candidate.target:+.0f}; Elo {r.elo:+.0f} [{r.ci_low:+.0f}, {r.ci_high:+.0f}]"
     if isinstance(measured, LevelTrial):
-        return (f"target {target:+.0f}; trial {measured.number} ({measured.games} games against "
-                f"{' and '.join(measured.anchors)}); {measured.nodes_per_move:.0f} nodes per move")
+        return (f"{head} from {measured.games} games against {' and '.join(measured.anchors)} in the "
+                f"level's search, not measured again on separate games; {measured.nodes_per_move:.0f} "
+                "nodes per move")
     c = measured
-    origin = ("knobs proposed after a missed confirmation" if isinstance(candidate, Proposal)
-              else f"trial {candidate.number}")
-    how = "validated by" if c.validated else "confirmed by"
+    source = ("none of them used to choose the level" if c.validated
+              else "the confirmation that chose the level")
     if c.neighbour is not None:
         n = c.neighbour
-        return (f"target {target:+.0f}, chained: rated head to head against {n.level} held at "
-                f"{n.elo:+.0f}; {origin}, {how} {c.games} fresh games: Elo {r.elo:+.0f} "
-                f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}] relative to {n.level} (about "
-                f"+/-{c.chain_half_width:.0f} relative to the pin); {c.nodes_per_move:.0f} nodes "
-                "per move")
-    return (f"target {target:+.0f} (pin {c.pin}); {origin}, {how} "
-            f"{c.games} fresh games against {' and '.join(c.opponents)}: Elo {r.elo:+.0f} "
-            f"[{r.ci_low:+.0f}, {r.ci_high:+.0f}]; {c.nodes_per_move:.0f} nodes per move")
+        pin = "" if c.chain_half_width is None else f"; about +/-{c.chain_half_width:.0f} relative to the pin"
+        return (f"{head} relative to {n.level} (held at {n.elo:+.0f}{pin}) from {c.games} games head to head "
+                f"against {n.level}, {source}; {c.nodes_per_move:.0f} nodes per move")
+    joint = " and the adjacent levels" if c.joint_stages else ""
+    return (f"{head} from {c.games} games against {' and '.join(c.opponents)}{joint} (pin {c.pin}), "
+            f"{source}; {c.nodes_per_move:.0f} nodes per move")

@@ -300,3 +300,27 @@ def _section_for_confirm() -> Any:
     section = calibrate_section(load_job_config(str(REPO / "configs" / "runs" / "tiny.toml"), JobOptions()))
     assert section is not None
     return section
+
+
+def test_a_level_description_says_what_the_level_is() -> None:
+    """Target, Elo and CI, the games that measured it (and whether they chose it), compute: no
+    trial numbers or proposals, which tell how the level was found, not what it is."""
+    from pipeline.calibration.levels import describe_level
+
+    from . import samples
+
+    chained = samples.chained_calibration().levels["easy"]  # a proposal, validated, chained
+    assert describe_level(chained.candidate, chained.measured) == (
+        "target +500; Elo +498 [+468, +528] relative to medium (held at +900; about +/-42 relative to the "
+        "pin) from 80 games head to head against medium, none of them used to choose the level; 120 nodes "
+        "per move")
+    confirmed = samples.calibration().levels["medium"]
+    assert describe_level(confirmed.candidate, confirmed.measured) == (
+        "target +900; Elo +900 [+870, +930] from 80 games against d1 and d2 (pin d1), the confirmation "
+        "that chose the level; 120 nodes per move")
+    joint = dataclasses.replace(confirmed.measured, joint_stages=("calibrate/joint/easy-medium",))
+    assert "against d1 and d2 and the adjacent levels (pin d1)" in describe_level(confirmed.candidate, joint)
+    unconfirmed = samples.calibration(confirmed=False).levels["hard"]
+    assert describe_level(unconfirmed.candidate, unconfirmed.measured) == (
+        "target +1300; Elo +1300 [+1200, +1400] from 40 games against d1 and d2 in the level's search, not "
+        "measured again on separate games; 100 nodes per move")

@@ -346,7 +346,8 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
         assert conf.games == 4 and rec.rating == conf.rating  # one round of 2 pairs
         assert conf.chain_half_width == pytest.approx(math.hypot(conf.rating.half_width,
                                                                  medium.rating.half_width))
-        assert "chained: rated head to head against medium" in rec.description
+        assert (f"relative to medium (held at {medium.rating.elo:+.0f}; about +/-{conf.chain_half_width:.0f} "
+                "relative to the pin) from 4 games head to head against medium") in rec.description
         # trials: 3 x pairs pairs against medium only
         assert all(t.anchors == (medium_player,) and t.games == 12 for t in result.trials[level])
     assert len(result.trials["easy"]) == 2 and len(result.trials["hard"]) == 1  # hard: all knobs fixed
@@ -356,7 +357,8 @@ def test_tiny_chained_run_rates_levels_head_to_head(tmp_path: Path,
         assert conf is not None and conf.validated and conf.selection is not None
         assert all(st.startswith(f"calibrate/{level}/validate-") for st in conf.stages)
         assert all(st.startswith(f"calibrate/{level}/confirm-") for st in conf.selection.stages)
-        assert "validated by" in rec.description
+        assert "none of them used to choose the level" in rec.description
+        assert "trial" not in rec.description and "propos" not in rec.description  # the level, not its search
     assert all(t.anchors != (medium_player,) for t in result.trials["medium"])
     # the exported profile says which levels were rated head to head against medium
     from engine.profile import load_profile
