@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-
 from pipeline.calibration.chain import Neighbour, rate_against
+from pipeline.calibration.levels import rate_on_ladder
+
 from pipeline.calibration.levelcheck import (
     ADJACENT,
     _pairing_rows,
@@ -28,7 +29,6 @@ from pipeline.calibration.levelcheck import (
     difference_test,
     distinct_games,
 )
-from pipeline.calibration.levels import rate_on_ladder
 from pipeline.config.job_sections import LEVELS
 from pipeline.games.storage import read_games
 from pipeline.ladder.reference import load_ladder
@@ -105,18 +105,18 @@ def reread_check(folder: Path, claims: dict[str, Any]) -> list[dict[str, Any]]:
             "recorded_ci": rec["davidson"]["ci"],
         }
         for unit in UNITS:
-            gap = davidson_gap(rows, unit=unit)
+            gap = davidson_gap(rows, unit=unit).rating
             elo, low, high = claims[linked][unit]
             sign = 1.0 if linked == strong else -1.0
             base = claims[weak if linked == strong else strong][unit][0]
             claim = sign * (elo - base)
             claim_ci = (low - base, high - base) if sign > 0 else (base - high, base - low)
-            test = difference_test(gap["elo"], tuple(gap["ci"]), claim, claim_ci)
+            test = difference_test(gap.elo, (gap.ci_low, gap.ci_high), claim, claim_ci)
             row[unit] = {
-                "gap": (gap["elo"], *gap["ci"]),
+                "gap": (gap.elo, gap.ci_low, gap.ci_high),
                 "claim": (claim, *claim_ci),
-                "agrees": test["agrees"],
-                "z": test.get("z"),
+                "agrees": test.agrees,
+                "z": test.z,
             }
         out.append(row)
     return out

@@ -1,6 +1,7 @@
-"""Calibration: the knobs of each difficulty level, chosen to hit its target strength.
+"""Calibration: the three levels of a variant, measured against the product's own levels.
 
-Owns the per-level studies, head-to-head chaining, confirmation on fresh games and the
-independent level check. May import ``config``, ``games``, ``ratings``, ``ladder``,
-``tuning`` and ``tracking``.
+Owns the knob paths of the levels (``paths``), the product's reference levels (``product``), the
+method that plays the strength curves, chooses and validates the levels (``method``), the rules a
+run is judged by (``claims``), its result records (``outcome``) and the independent level check
+(``levelcheck``). May import ``config``, ``games``, ``ratings``, ``tuning`` and ``tracking``.
 """

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.jsonrecord import Fields
+
 HARD_MARGIN = 50.0
 HARD_HALF_WIDTH = 30.0
 EASY_TOLERANCE = 30.0
@@ -51,6 +53,20 @@ class Claim:
             "holds": self.holds,
             "precise": self.precise,
         }
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "claim") -> Claim:
+        f = Fields(data, where, ("level", "what", "estimate", "ci", "holds", "precise"))
+        low, high = f.interval("ci")
+        return cls(
+            f.text("level"),
+            f.text("what"),
+            f.number("estimate"),
+            low,
+            high,
+            f.flag("holds"),
+            f.flag("precise"),
+        )
 
 
 def hard_claim(gap: float, low: float, high: float) -> Claim:

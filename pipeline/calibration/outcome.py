@@ -1,33 +1,22 @@
 """What a calibration run found, as frozen records written to ``calibrate/result.json``.
 
-``to_json`` writes plain JSON (no NaN); ``from_json`` reads it back strictly: a missing or unknown
-key is a one-line ``ValueError`` naming it.
+``to_json`` writes plain JSON (no NaN); ``from_json`` reads it back strictly through
+:class:`pipeline.jsonrecord.Fields`: a missing, unknown or mistyped key is a one-line
+``RecordError`` naming its path.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from engine.profile import LEVEL_NAMES
 from pipeline.calibration.claims import Claim
+from pipeline.jsonrecord import Fields, RecordError
 
 Interval = tuple[float, float]
-
-
-def _strict(data: Mapping[str, Any], cls: type, where: str) -> None:
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - names)
-    missing = sorted(names - set(data))
-    if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}")
-    if missing:
-        raise ValueError(f"{where}: missing key {missing[0]!r}")
-
-
-def pair(value: Any) -> Interval:
-    """A JSON ``[low, high]`` pair."""
-    return float(value[0]), float(value[1])
 
 
 @dataclass(frozen=True)
@@ -49,17 +38,17 @@ class EasyTrial:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EasyTrial:
-        _strict(data, cls, "easy trial")
+    def from_json(cls, data: object, where: str = "easy trial") -> EasyTrial:
+        f = Fields(data, where, [x.name for x in fields(cls)])
         return cls(
-            int(data["slot"]),
-            str(data["player"]),
-            dict(data["params"]),
-            float(data["gap"]),
-            float(data["score"]),
-            float(data["blunder_rate"]),
-            int(data["games"]),
-            bool(data["feasible"]),
+            f.integer("slot"),
+            f.text("player"),
+            f.scalars("params"),
+            f.number("gap"),
+            f.number("score"),
+            f.number("blunder_rate"),
+            f.integer("games"),
+            f.flag("feasible"),
         )
 
 
@@ -107,23 +96,24 @@ class LevelOutcome:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LevelOutcome:
-        _strict(data, cls, f"level {data.get('level')!r}")
+    def from_json(cls, data: object, where: str = "level") -> LevelOutcome:
+        f = Fields(data, where, [x.name for x in fields(cls)])
+        scores = Fields(f.data["expected_score_product"], f.path("expected_score_product"), LEVEL_NAMES)
         return cls(
-            str(data["level"]),
-            str(data["player"]),
-            dict(data["profile"]),
-            float(data["elo"]),
-            pair(data["ci"]),
-            float(data["validation_elo"]),
-            pair(data["validation_ci"]),
-            None if data["expected_score_next"] is None else float(data["expected_score_next"]),
-            {k: float(v) for k, v in data["expected_score_product"].items()},
-            float(data["nodes_per_move"]),
-            None if data["median_depth"] is None else float(data["median_depth"]),
-            None if data["blunder_rate"] is None else float(data["blunder_rate"]),
-            pair(data["blunder_ci"]),
-            int(data["games"]),
+            f.text("level"),
+            f.text("player"),
+            f.document("profile"),
+            f.number("elo"),
+            f.interval("ci"),
+            f.number("validation_elo"),
+            f.interval("validation_ci"),
+            f.opt_number("expected_score_next"),
+            {n: scores.number(n) for n in LEVEL_NAMES},
+            f.number("nodes_per_move"),
+            f.opt_number("median_depth"),
+            f.opt_number("blunder_rate"),
+            f.interval("blunder_ci"),
+            f.integer("games"),
         )
 
 
@@ -179,37 +169,40 @@ class CalibrationOutcome:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CalibrationOutcome:
-        _strict(data, cls, "calibration result")
+    def from_json(cls, data: object, where: str = "calibration result") -> CalibrationOutcome:
+        f = Fields(data, where, [x.name for x in fields(cls)])
+        product = Fields(f.data["product_elo"], f.path("product_elo"), LEVEL_NAMES)
+        triples = {n: _triple(product.data[n], product.path(n)) for n in LEVEL_NAMES}
+        openings = f.scalars("openings")
         return cls(
-            str(data["variant"]),
-            str(data["product_file"]),
-            str(data["anchor"]),
-            float(data["anchor_elo"]),
-            {k: LevelOutcome.from_json(v) for k, v in data["levels"].items()},
-            tuple(
-                Claim(
-                    str(c["level"]),
-                    str(c["what"]),
-                    float(c["estimate"]),
-                    float(c["ci"][0]),
-                    float(c["ci"][1]),
-                    bool(c["holds"]),
-                    bool(c["precise"]),
-                )
-                for c in data["claims"]
-            ),
-            tuple(EasyTrial.from_json(t) for t in data["easy_trials"]),
-            int(data["easy_choice"]),
-            {k: (float(v[0]), float(v[1]), float(v[2])) for k, v in data["product_elo"].items()},
-            None if data["product_easy_blunder_rate"] is None else float(data["product_easy_blunder_rate"]),
-            None if data["easy_blunder_halved"] is None else bool(data["easy_blunder_halved"]),
-            float(data["medium_target"]),
-            str(data["medium_note"]),
-            dict(data["curves"]),
-            dict(data["openings"]),
-            tuple(data["curve_openings"]),
-            tuple(data["validation_openings"]),
-            int(data["games"]),
-            dict(data["scale"]),
+            f.text("variant"),
+            f.text("product_file"),
+            f.text("anchor"),
+            f.number("anchor_elo"),
+            f.table("levels", LevelOutcome.from_json, LEVEL_NAMES),
+            f.records("claims", Claim.from_json),
+            f.records("easy_trials", EasyTrial.from_json),
+            f.integer("easy_choice"),
+            triples,
+            f.opt_number("product_easy_blunder_rate"),
+            f.opt_flag("easy_blunder_halved"),
+            f.number("medium_target"),
+            f.text("medium_note"),
+            f.document("curves"),
+            {k: int(v) for k, v in openings.items()},
+            f.texts("curve_openings"),
+            f.texts("validation_openings"),
+            f.integer("games"),
+            f.document("scale"),
         )
+
+
+def _triple(value: object, where: str) -> tuple[float, float, float]:
+    """An ``[elo, low, high]`` list of finite numbers."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 3
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    ):
+        raise RecordError(f"{where}: expected [elo, low, high] (finite numbers), got {value!r}")
+    return float(value[0]), float(value[1]), float(value[2])

@@ -1,4 +1,4 @@
-"""A candidate level's rating: its Elo on the ladder (one pooled fit) and its profile.
+"""A candidate level's rating on the ladder (one pooled fit) and its profile.
 
 Shared by the level studies, the head-to-head chain and the confirmation rounds.
 """
@@ -6,7 +6,6 @@ Shared by the level studies, the head-to-head chain and the confirmation rounds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -14,19 +13,7 @@ import pyarrow as pa
 from engine.profile import Knob, LevelProfile
 from engine.variants import get_variant
 from pipeline.ladder.reference import ANCHOR, Ladder
-from pipeline.ratings import GameResults, bootstrap_clusters, fit_elo, games_from_color_table
-
-
-@dataclass(frozen=True)
-class Rating:
-    """A candidate's Elo on the ladder with its CI and record."""
-
-    elo: float
-    ci_low: float
-    ci_high: float
-    games: int
-    score: float
-    prior_driven: bool
+from pipeline.ratings import GameResults, Rating, bootstrap_clusters, fit_elo, games_from_color_table
 
 
 def rate_many(ladder: Ladder, table: pa.Table, names: Sequence[str], pin: str = ANCHOR, *,
@@ -50,11 +37,7 @@ def rate_many(ladder: Ladder, table: pa.Table, names: Sequence[str], pin: str = 
         np.concatenate([ladder_games.result, trial.result]))
     fit = fit_elo(games, pin, ladder.anchor(pin).elo, ci_method="bootstrap" if bootstrap else "hessian",
                   n_bootstrap=max(bootstrap, 20), seed=seed, clusters=clusters)
-    out = {}
-    for name in names:
-        r = fit[name]
-        out[name] = Rating(r.elo, r.ci_low, r.ci_high, r.games, r.score, r.prior_driven)
-    return out
+    return {name: fit[name] for name in names}
 
 
 def rate_on_ladder(ladder: Ladder, table: pa.Table, name: str, pin: str = ANCHOR, *, bootstrap: int = 0,

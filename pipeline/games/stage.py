@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from pipeline.games.executor import Executor
@@ -78,15 +77,6 @@ def player_nodes_per_move(table: pa.Table, player: str) -> float:
         plies = int(row["plies"])
         moves += (plies + 1) // 2 if white == white_first else plies // 2
     return nodes / moves if moves else 0.0
-
-
-def win_score_summary(scores: Sequence[int]) -> dict[str, Any]:
-    """Count and quantiles of product scores (``winner_score``) of some wins."""
-    if not scores:
-        return {"wins": 0, "mean": None, "p10": None, "median": None, "p90": None, "max": None}
-    arr = np.asarray(scores, dtype=np.float64)
-    return {"wins": len(scores), "mean": float(arr.mean()), "p10": float(np.quantile(arr, 0.1)),
-            "median": float(np.median(arr)), "p90": float(np.quantile(arr, 0.9)), "max": float(arr.max())}
 
 
 def wins_against(table: pa.Table, player: str) -> list[int]:

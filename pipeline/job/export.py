@@ -31,6 +31,7 @@ from engine.profile import (
 )
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.storage import atomic_write_bytes
+from pipeline.jsonrecord import Fields, RecordError
 
 CALIBRATION_FILE = "calibrate/result.json"
 TRACKING_FILE = "tracking.json"
@@ -38,6 +39,23 @@ TRACKING_FILE = "tracking.json"
 
 class ExportError(ValueError):
     """Nothing to export, or an exported profile that does not match the running engine."""
+
+
+@dataclass(frozen=True)
+class TrackingRecord:
+    """``<run folder>/tracking.json``: the MLflow summary run and experiment of a run (None: not
+    tracked), which go into the exported profile's provenance."""
+
+    run_id: str | None
+    experiment: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "experiment": self.experiment}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = TRACKING_FILE) -> TrackingRecord:
+        f = Fields(data, where, ("run_id", "experiment"))
+        return cls(f.opt_text("run_id"), f.opt_text("experiment"))
 
 
 @dataclass(frozen=True)
@@ -163,8 +181,14 @@ def export_run(
     folder = Path(run_folder)
     calibration = read_json(folder / CALIBRATION_FILE, "calibration result (run the calibrate stage first)")
     manifest = read_json(folder / "run.json", "run manifest")
+    tracking = TrackingRecord(None, None)
     tracking_path = folder / TRACKING_FILE
-    tracking = read_json(tracking_path, "tracking record") if tracking_path.is_file() else {}
+    if tracking_path.is_file():
+        try:
+            stored = read_json(tracking_path, "tracking record")
+            tracking = TrackingRecord.from_json(stored, str(tracking_path))
+        except RecordError as err:
+            raise ExportError(f"cannot read tracking record: {err}") from None
     try:
         outcome = CalibrationOutcome.from_json(calibration)
     except (KeyError, TypeError, ValueError) as err:
@@ -173,8 +197,8 @@ def export_run(
     signature = current_bench_signature(variant) if bench_signature is None else bench_signature
     profile = build_profile(
         outcome, bench_signature=signature,
-        config_hash=manifest.get("config_hash"), tracking_run_id=tracking.get("run_id"),
-        experiment=tracking.get("experiment"), description=description,
+        config_hash=manifest.get("config_hash"), tracking_run_id=tracking.run_id,
+        experiment=tracking.experiment, description=description,
     )
     path = write_profile(profile, folder / "profiles" if profiles_dir is None else profiles_dir)
     loaded = verify_profile(path, variant, signature)

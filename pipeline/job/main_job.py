@@ -38,7 +38,7 @@ from pipeline.games.pairings import Progress
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.stage import StageContext, read_result
 from pipeline.games.storage import write_json
-from pipeline.job.export import current_bench_signature, export_run
+from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
 from pipeline.job.report import write_report
 from pipeline.job.validate import validate_job
 from pipeline.ladder.reference import ensure_ladder, ladder_summary
@@ -256,12 +256,12 @@ def _log_ladder(tracker: Any, ladder: Any, folder: Path) -> None:
     for a in ladder.anchors:
         name = a.name.replace("-", "_").lower()
         metrics[metric_name("elo", name)] = a.elo
-        metrics[metric_name("elo", name, "ci_low")] = a.ci_low
-        metrics[metric_name("elo", name, "ci_high")] = a.ci_high
+        metrics[metric_name("elo", name, "ci_low")] = a.rating.ci_low
+        metrics[metric_name("elo", name, "ci_high")] = a.rating.ci_high
     tracker.log_metrics(metrics)
     tracker.log_artifact(folder / "ladder.json")
 
-    rows = [LadderRow(a.name, a.elo, a.ci_low, a.ci_high) for a in ladder.anchors]
+    rows = [LadderRow(a.name, a.elo, a.rating.ci_low, a.rating.ci_high) for a in ladder.anchors]
     plot = elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder.variant}: reference ladder")
     tracker.log_artifact(plot)
 
@@ -275,12 +275,12 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
               "optuna.sampler": opt.sampler}
     result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
                       tracker=tracker, log=printer.log, params=params)
-    line = f"tune: {result['decision']}"
-    if result.get("sprt"):
-        t = result["sprt"]
-        line += (f" (SPRT [{t['elo0']:g}, {t['elo1']:g}] LLR {t['llr']:.2f} in [{t['lower']:.2f}, "
-                 f"{t['upper']:.2f}] after {t['pairs']} pairs, Elo {t['elo']:+.0f} "
-                 f"[{t['elo_ci'][0]:+.0f}, {t['elo_ci'][1]:+.0f}])")
+    line = f"tune: {result.decision}"
+    t = result.sprt
+    if t is not None:
+        line += (f" (SPRT [{t.elo0:g}, {t.elo1:g}] LLR {t.llr:.2f} in [{t.lower:.2f}, "
+                 f"{t.upper:.2f}] after {t.pairs} pairs, Elo {t.elo:+.0f} "
+                 f"[{t.elo_ci[0]:+.0f}, {t.elo_ci[1]:+.0f}])")
     summary.lines.append(line)
     printer.log(line)
 
@@ -331,8 +331,7 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
 
 
 def _write_tracking(folder: Path, run_id: str | None, experiment: str | None) -> None:
-
-    write_json(folder / "tracking.json", {"run_id": run_id, "experiment": experiment})
+    write_json(folder / TRACKING_FILE, TrackingRecord(run_id, experiment).to_json())
 
 
 def format_summary(summary: JobSummary) -> str:

@@ -8,14 +8,13 @@ the product's levels on one scale), ``curves.png`` (Hard's and Medium's strength
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
+from pipeline.jsonrecord import RecordError
 from pipeline.tracking.plots import (
     CurvePoint,
     LadderRow,
@@ -23,6 +22,7 @@ from pipeline.tracking.plots import (
     optimisation_history_plot,
     strength_curve_plot,
 )
+from pipeline.tuning.results import TuneResult, read_tune
 
 REPORT_DIR = "report"
 
@@ -44,7 +44,7 @@ def _opt(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def markdown_table(outcome: CalibrationOutcome, tune: Mapping[str, Any] | None) -> str:
+def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
     """The level table, the claims and Easy's trade-off, as markdown."""
     lines = [
         f"Scale: score-based Elo, {outcome.anchor} held at {outcome.anchor_elo:g}; 95 % CIs are bootstrap "
@@ -101,7 +101,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: Mapping[str, Any] | None) 
             f"{'yes' if t.slot == outcome.easy_choice else ''} | {mix} |"
         )
     if tune is not None:
-        lines += ["", f"Weight tuning: {tune.get('decision')} (accepted: {tune.get('accepted')})."]
+        lines += ["", f"Weight tuning: {tune.decision} (accepted: {tune.accepted})."]
     return "\n".join(lines) + "\n"
 
 
@@ -143,7 +143,10 @@ def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:
 def write_report(run_folder: str | Path) -> Report:
     """Write the report of a run; ReportError before its calibration has finished."""
     run = Path(run_folder)
-    tune = read_result(run / "tune" / "result.json")
+    try:
+        tune = read_tune(run / "tune" / "result.json")
+    except RecordError as err:
+        raise ReportError(f"tune/result.json in {str(run)!r}: {err}") from None
     raw = read_result(run / "calibrate" / "result.json")
     if raw is None:
         raise ReportError(f"no calibrate/result.json in {str(run)!r}: nothing to report yet")
@@ -155,7 +158,7 @@ def write_report(run_folder: str | Path) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     files = _plots(out, outcome)
     if tune is not None:
-        values = [t["value"] for t in sorted(tune["trials"], key=lambda t: t["number"])]
+        values = [t.value for t in sorted(tune.trials, key=lambda t: t.number)]
         if any(v is not None for v in values):
             files.append(
                 optimisation_history_plot(
@@ -174,7 +177,7 @@ def write_report(run_folder: str | Path) -> Report:
             "levels": {n: outcome.levels[n].to_json() for n in LEVEL_NAMES},
             "claims": [c.to_json() for c in outcome.claims],
             "product_elo": {k: list(v) for k, v in outcome.product_elo.items()},
-            "tune_decision": None if tune is None else tune.get("decision"),
+            "tune_decision": None if tune is None else tune.decision,
         },
     )
     files.append(out / "levels.json")

@@ -7,7 +7,7 @@ gap between them would rest on the fit's prior alone) and noiseless fixed-depth 
 anchor plays the next ``reach`` stronger ones (adjacent and skip-one by default) for N pairs;
 :func:`pipeline.ratings.fit_elo` rates them all with random = 0.
 
-``ladder.json`` keeps the anchors (spec, Elo, CI, games, score), the games as first-mover
+``ladder.json`` keeps the anchors (name, spec, Elo, CI, games, score), the games as first-mover
 W/D/L counts per pairing (all the Davidson fit needs, so later stages can refit the ladder
 together with new games without its Parquet files), the fit's notes and a *ladder hash* of
 everything that defines the ladder (variant, ply cap, anchors, pairs, reach, engine version:
@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.players import inline_spec
 from pipeline.games.storage import write_json
-from pipeline.ratings import GameResults, RatingTable, fit_elo, games_from_color_table
+from pipeline.jsonrecord import Fields, RecordError
+from pipeline.ratings import GameResults, Rating, RatingTable, fit_elo, games_from_color_table
 
 LADDER_SCHEMA = 1
 ANCHOR = "random"
@@ -54,18 +55,48 @@ class Anchor:
     spec: str
 
 
-@dataclass(frozen=True)
-class AnchorRating:
-    """An anchor with its rating on the ladder."""
+#: An anchor's keys in ``ladder.json``: its name and spec beside its rating's numbers.
+_ANCHOR_KEYS = ("name", "spec", "elo", "ci_low", "ci_high", "games", "score", "prior_driven")
+_RESULT_KEYS = ("first", "second", "wins", "draws", "losses")
+_LADDER_KEYS = ("schema_version", "variant", "ladder_hash", "engine_version", "anchor", "games", "anchors",
+                "results", "draw_nu", "first_move_advantage", "notes")
 
-    name: str
+
+@dataclass(frozen=True)
+class RatedAnchor:
+    """An anchor's player spec and its rating on the ladder (the rating names the player).
+
+    ``ladder.json`` holds it flat: ``name`` (the rating's player), ``spec`` and the rating's
+    numbers, so that stored ladders are read as they were written.
+    """
+
     spec: str
-    elo: float
-    ci_low: float
-    ci_high: float
-    games: int
-    score: float
-    prior_driven: bool
+    rating: Rating
+
+    @property
+    def name(self) -> str:
+        return self.rating.player
+
+    @property
+    def elo(self) -> float:
+        return self.rating.elo
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.rating
+        return {"name": r.player, "spec": self.spec, "elo": r.elo, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                "games": r.games, "score": r.score, "prior_driven": r.prior_driven}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "anchor") -> RatedAnchor:
+        f = Fields(data, where, _ANCHOR_KEYS)
+        rating = Rating(f.text("name"), f.number("elo"), f.number("ci_low"), f.number("ci_high"),
+                        f.integer("games"), f.number("score"), f.flag("prior_driven"))
+        return cls(f.text("spec"), rating)
+
+
+def _result_row(data: object, where: str) -> tuple[str, str, int, int, int]:
+    f = Fields(data, where, _RESULT_KEYS)
+    return f.text("first"), f.text("second"), f.integer("wins"), f.integer("draws"), f.integer("losses")
 
 
 @dataclass(frozen=True)
@@ -74,7 +105,7 @@ class Ladder:
 
     variant: str
     ladder_hash: str
-    anchors: tuple[AnchorRating, ...]  # ladder order, weakest first
+    anchors: tuple[RatedAnchor, ...]  # ladder order, weakest first
     results: tuple[tuple[str, str, int, int, int], ...]  # (first, second, wins, draws, losses of first)
     notes: tuple[str, ...]
     draw_nu: float
@@ -85,7 +116,7 @@ class Ladder:
     def n_games(self) -> int:
         return sum(w + d + n for _, _, w, d, n in self.results)
 
-    def anchor(self, name: str) -> AnchorRating:
+    def anchor(self, name: str) -> RatedAnchor:
         for a in self.anchors:
             if a.name == name:
                 return a
@@ -103,7 +134,7 @@ class Ladder:
                 result += [score] * count
         return GameResults.from_arrays(first, second, result)
 
-    def bracket(self, target: float) -> tuple[AnchorRating, AnchorRating]:
+    def bracket(self, target: float) -> tuple[RatedAnchor, RatedAnchor]:
         """The two anchors nearest ``target``: the closest below and above it when both exist."""
         ordered = sorted(self.anchors, key=lambda a: a.elo)
         below = [a for a in ordered if a.elo <= target]
@@ -122,7 +153,7 @@ class Ladder:
             "engine_version": self.engine_version,
             "anchor": ANCHOR,
             "games": self.n_games,
-            "anchors": [asdict(a) for a in self.anchors],
+            "anchors": [a.to_json() for a in self.anchors],
             "results": [{"first": a, "second": b, "wins": w, "draws": d, "losses": n}
                         for a, b, w, d, n in self.results],
             "draw_nu": self.draw_nu,
@@ -131,24 +162,28 @@ class Ladder:
         }
 
     @classmethod
-    def from_json(cls, data: Any, source: str) -> Ladder:
+    def from_json(cls, data: object, source: str) -> Ladder:
+        """Read ``ladder.json`` strictly: a missing, unknown or mistyped key, another schema or a
+        game count that disagrees with the results is a LadderError naming the file and key."""
+        if isinstance(data, dict) and data.get("schema_version") != LADDER_SCHEMA:
+            raise LadderError(f"{source}: ladder schema {data.get('schema_version')!r}, "
+                              f"expected {LADDER_SCHEMA}")
         try:
-            if data["schema_version"] != LADDER_SCHEMA:
-                raise LadderError(f"{source}: ladder schema {data['schema_version']!r}, "
-                                  f"expected {LADDER_SCHEMA}")
-            return cls(
-                variant=str(data["variant"]), ladder_hash=str(data["ladder_hash"]),
-                anchors=tuple(AnchorRating(**a) for a in data["anchors"]),
-                results=tuple((r["first"], r["second"], int(r["wins"]), int(r["draws"]), int(r["losses"]))
-                              for r in data["results"]),
-                notes=tuple(data["notes"]), draw_nu=float(data["draw_nu"]),
-                first_move_advantage=float(data["first_move_advantage"]),
-                engine_version=str(data["engine_version"]),
+            f = Fields(data, source, _LADDER_KEYS)
+            f.constant("anchor", ANCHOR)
+            ladder = cls(
+                variant=f.text("variant"), ladder_hash=f.text("ladder_hash"),
+                anchors=f.records("anchors", RatedAnchor.from_json),
+                results=f.records("results", _result_row), notes=f.texts("notes"),
+                draw_nu=f.number("draw_nu"), first_move_advantage=f.number("first_move_advantage"),
+                engine_version=f.text("engine_version"),
             )
-        except (KeyError, TypeError, ValueError) as err:
-            if isinstance(err, LadderError):
-                raise
-            raise LadderError(f"{source}: not a ladder file ({type(err).__name__}: {err})") from None
+            if f.integer("games") != ladder.n_games:
+                raise RecordError(f"{f.path('games')}: {f.integer('games')}, but the results hold "
+                                  f"{ladder.n_games} games")
+        except RecordError as err:
+            raise LadderError(str(err)) from None
+        return ladder
 
 
 def anchors(variant: str, section: LadderSection) -> list[Anchor]:
@@ -207,9 +242,7 @@ def fit_ladder(variant: str, ladder_anchors: Sequence[Anchor], table: pa.Table, 
     fit: RatingTable = fit_elo(games, ANCHOR, 0.0)
     rated = []
     for a in ladder_anchors:
-        r = fit[a.name]
-        rated.append(AnchorRating(a.name, a.spec, r.elo, r.ci_low, r.ci_high, r.games, r.score,
-                                  r.prior_driven))
+        rated.append(RatedAnchor(a.spec, fit[a.name]))
     return Ladder(
         variant=variant, ladder_hash=hash_, anchors=tuple(rated), results=first_mover_counts(games),
         notes=fit.notes, draw_nu=fit.draw_nu.value, first_move_advantage=fit.first_move_advantage.value,
@@ -280,7 +313,8 @@ def ensure_ladder(
 
 def ladder_summary(ladder: Ladder) -> str:
     """One line: each anchor's Elo and CI."""
-    parts = [f"{a.name} {a.elo:+.0f} [{a.ci_low:+.0f}, {a.ci_high:+.0f}]" for a in ladder.anchors]
+    parts = [f"{a.name} {a.elo:+.0f} [{a.rating.ci_low:+.0f}, {a.rating.ci_high:+.0f}]"
+             for a in ladder.anchors]
     return f"ladder ({ladder.n_games} games): " + ", ".join(parts)
 
 

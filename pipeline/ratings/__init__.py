@@ -1,6 +1,7 @@
 """Ratings and match statistics: pure functions over game tables (no Ray / MLflow / Optuna).
 
 - :mod:`.games`: ``GameResults`` (first mover, second mover, score) and colour-table conversion.
+- :mod:`.rating`: ``Rating``, one player's Elo, CI and record (the type every stage passes on).
 - :mod:`.fit`: anchored Davidson/Bradley-Terry Elo by maximum likelihood with CIs.
 - :mod:`.pairs`: pentanomial (game-pair) and trinomial score statistics.
 - :mod:`.sprt`: GSPRT on pairs.
@@ -10,7 +11,7 @@
 
 from pipeline.ratings.davidson import davidson_expected_score, davidson_probabilities
 from pipeline.ratings.errors import RatingsError
-from pipeline.ratings.fit import Estimate, PlayerRating, RatingTable, fit_elo
+from pipeline.ratings.fit import Estimate, RatingTable, fit_elo
 from pipeline.ratings.games import BOOTSTRAP_UNITS, GameResults, bootstrap_clusters, games_from_color_table
 from pipeline.ratings.logistic import NATS_PER_ELO, elo_to_score, score_to_elo
 from pipeline.ratings.pairs import (
@@ -25,6 +26,7 @@ from pipeline.ratings.pairs import (
     trinomial_counts,
     trinomial_stats,
 )
+from pipeline.ratings.rating import Rating
 from pipeline.ratings.simulate import sample_results, simulate_pairs
 from pipeline.ratings.sprt import (
     DEFAULT_MIN_PAIRS,
@@ -46,7 +48,7 @@ __all__ = [
     "GameResults",
     "MatchStats",
     "PairScores",
-    "PlayerRating",
+    "Rating",
     "RatingTable",
     "RatingsError",
     "ScoreStats",

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,7 @@ from engine.move import Move
 from engine.position import Position
 from engine.search import Searcher
 from engine.variants import Color, Variant, get_variant
+from pipeline.jsonrecord import Fields
 from pipeline.ratings import Z95
 
 WILSON_Z = Z95  # two-sided 95 %
@@ -60,6 +62,19 @@ class BlunderStats:
     depth: int
     threshold: float
     positions_seen: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"player": self.player, "moves": self.moves, "blunders": self.blunders, "rate": self.rate,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "depth": self.depth,
+                "threshold": self.threshold, "positions_seen": self.positions_seen}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "blunders") -> BlunderStats:
+        f = Fields(data, where, ("player", "moves", "blunders", "rate", "ci_low", "ci_high", "depth",
+                                 "threshold", "positions_seen"))
+        return cls(f.text("player"), f.integer("moves"), f.integer("blunders"), f.opt_number("rate"),
+                   f.number("ci_low"), f.number("ci_high"), f.integer("depth"), f.number("threshold"),
+                   f.integer("positions_seen"))
 
 
 def wilson_interval(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:

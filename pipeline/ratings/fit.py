@@ -48,6 +48,7 @@ from pipeline.ratings.davidson import loglik_terms
 from pipeline.ratings.errors import RatingsError
 from pipeline.ratings.games import GameResults
 from pipeline.ratings.logistic import NATS_PER_ELO
+from pipeline.ratings.rating import Rating
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -72,29 +73,14 @@ class Estimate:
     ci_high: float
 
 
-@dataclass(frozen=True)
-class PlayerRating:
-    """One player's fitted Elo (relative to the anchor) and raw match record."""
-
-    player: str
-    elo: float
-    ci_low: float
-    ci_high: float
-    se: float  # standard error of elo - anchor_elo (0 for the anchor)
-    games: int
-    points: float  # total score: wins + draws / 2
-    score: float  # points / games
-    # Perfect scores separate this player from the anchor, or the prior supplies more than
-    # PRIOR_SHARE_FLAG of the information on its rating (almost no games): read as a rough bound.
-    prior_driven: bool
-
-
 @dataclass(frozen=True, eq=False)
 class RatingTable:
-    """Result of :func:`fit_elo`. ``ratings`` is sorted strongest first; ``covariance`` (Elo^2)
-    has rows and columns in that same order (zero row/column for the anchor)."""
+    """Result of :func:`fit_elo`. ``ratings`` is sorted strongest first; ``standard_errors``
+    (of elo - anchor_elo, 0 for the anchor) and ``covariance`` (Elo^2) follow that same order
+    (zero row/column for the anchor)."""
 
-    ratings: tuple[PlayerRating, ...]
+    ratings: tuple[Rating, ...]
+    standard_errors: tuple[float, ...]
     anchor: str
     anchor_elo: float
     draw_nu: Estimate  # Davidson draw parameter nu (CI from log nu)
@@ -116,20 +102,23 @@ class RatingTable:
         nu = self.draw_nu.value
         return nu / (2.0 + nu)
 
-    def __getitem__(self, player: str) -> PlayerRating:
-        for r in self.ratings:
+    def __getitem__(self, player: str) -> Rating:
+        return self.ratings[self._index(player)]
+
+    def _index(self, player: str) -> int:
+        for i, r in enumerate(self.ratings):
             if r.player == player:
-                return r
+                return i
         raise KeyError(f"no rating for player {player!r}; players are {list(self.players)}")
+
+    def se(self, player: str) -> float:
+        """Standard error of ``player``'s Elo relative to the anchor (0 for the anchor)."""
+        return self.standard_errors[self._index(player)]
 
     def difference(self, a: str, b: str) -> Estimate:
         """Elo(a) - Elo(b) with a normal-approximation CI from the covariance (accounts for the
         correlation of the two estimates, unlike subtracting the per-player CIs)."""
-        names = self.players
-        for p in (a, b):
-            if p not in names:
-                raise KeyError(f"no rating for player {p!r}; players are {list(names)}")
-        i, j = names.index(a), names.index(b)
+        i, j = self._index(a), self._index(b)
         c = self.covariance
         var = max(float(c[i, i] + c[j, j] - 2.0 * c[i, j]), 0.0)
         z = _z(self.level)
@@ -138,8 +127,10 @@ class RatingTable:
 
     def to_arrow(self) -> pa.Table:
         """One row per player (for Parquet / MLflow artifacts)."""
+        rows = [{**r.to_json(), "se": se, "points": r.points}
+                for r, se in zip(self.ratings, self.standard_errors, strict=True)]
         cols = ["player", "elo", "ci_low", "ci_high", "se", "games", "points", "score", "prior_driven"]
-        return pa.table({c: [getattr(r, c) for r in self.ratings] for c in cols})
+        return pa.table({c: [row[c] for row in rows] for c in cols})
 
 
 def _z(level: float) -> float:
@@ -352,19 +343,18 @@ players) must share a cluster, or the intervals count the repeats as new evidenc
         return anchor_elo if col[i] < 0 else anchor_elo + float(v[col[i]]) / NATS_PER_ELO
 
     ratings = [
-        PlayerRating(
+        Rating(
             player=str(names[i]),
             elo=elo_of(p_hat, i),
             ci_low=elo_of(lo, i),
             ci_high=elo_of(hi, i),
-            se=0.0 if col[i] < 0 else float(se[col[i]]) / NATS_PER_ELO,
             games=int(games_per[i]),
-            points=float(points[i]),
             score=float(points[i] / games_per[i]),
             prior_driven=bool(prior_driven[i]),
         )
         for i in range(n_players)
     ]
+    ses = [0.0 if col[i] < 0 else float(se[col[i]]) / NATS_PER_ELO for i in range(n_players)]
     order = sorted(range(n_players), key=lambda i: (-ratings[i].elo, ratings[i].player))
     full_cov = np.zeros((n_players, n_players))
     free = col >= 0
@@ -386,6 +376,7 @@ players) must share a cluster, or the intervals count the repeats as new evidenc
         )
     return RatingTable(
         ratings=tuple(ratings[i] for i in order),
+        standard_errors=tuple(ses[i] for i in order),
         anchor=anchor,
         anchor_elo=anchor_elo,
         draw_nu=nu_est,

@@ -27,6 +27,7 @@ from engine.kernel.tables import kernel_tables
 from engine.variants import get_variant
 from pipeline.config.job_sections import Range
 from pipeline.games.storage import read_games
+from pipeline.jsonrecord import Fields
 
 MIN_PLY = 4  # skip the opening plies: the ballot decides them, not the evaluation
 
@@ -40,6 +41,35 @@ class TexelFit:
     loss_seed: float
     loss_fit: float
     positions: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"weights": dict(self.weights), "scale": self.scale, "loss_seed": self.loss_seed,
+                "loss_fit": self.loss_fit, "positions": self.positions}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "texel fit") -> TexelFit:
+        f = Fields(data, where, ("weights", "scale", "loss_seed", "loss_fit", "positions"))
+        return cls(f.numbers("weights"), f.number("scale"), f.number("loss_seed"), f.number("loss_fit"),
+                   f.integer("positions"))
+
+
+@dataclass(frozen=True)
+class TexelSeed:
+    """The Texel fit on a run's ladder games (``games`` of them) that seeds the weight study, or
+    why there is none (``skipped``, e.g. a run that reused a stored ladder has no ladder games)."""
+
+    fit: TexelFit | None
+    games: int
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fit": None if self.fit is None else self.fit.to_json(), "games": self.games,
+                "skipped": self.skipped}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "texel") -> TexelSeed:
+        f = Fields(data, where, ("fit", "games", "skipped"))
+        return cls(f.opt_record("fit", TexelFit.from_json), f.integer("games"), f.opt_text("skipped"))
 
 
 def _tokens(moves: str) -> list[str]:
@@ -118,15 +148,13 @@ def fit_texel(x: np.ndarray, y: np.ndarray, base: Mapping[str, float], ranges: S
 
 
 def run_texel(run_folder: Path, run_id: str, variant: str, base: Mapping[str, float],
-              ranges: Sequence[Range], max_positions: int, seed: int) -> dict[str, Any] | None:
-    """Fit on the run's ladder games; None when the run has none (e.g. a reused stored ladder)."""
+              ranges: Sequence[Range], max_positions: int, seed: int) -> TexelSeed:
+    """Fit on the run's ladder games (skipped when the run has none, e.g. a reused stored ladder)."""
 
     folder = run_folder / "ladder" / "games"
     if not any(folder.glob("variant=*/batch-*.parquet")):
-        return None
+        return TexelSeed(None, 0, "no ladder games in this run folder")
     columns = ["opening_fen", "moves", "result_white"]
     table = read_games(run_folder.parent, f"{run_id}/ladder", columns=columns)
     x, y = positions_from_games(table, variant, max_positions, seed)
-    fit = fit_texel(x, y, base, ranges)
-    return {"weights": fit.weights, "scale": fit.scale, "loss_seed": fit.loss_seed, "loss_fit": fit.loss_fit,
-            "positions": fit.positions, "games": table.num_rows}
+    return TexelSeed(fit_texel(x, y, base, ranges), table.num_rows)

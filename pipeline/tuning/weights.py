@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +34,10 @@ from pipeline.config.job_sections import TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, read_result, trial_slot, write_result
+from pipeline.jsonrecord import Scalar
 from pipeline.ratings import games_from_color_table, pair_scores, pentanomial_counts, pentanomial_stats, sprt
 from pipeline.tracking.plots import optimisation_history_plot
+from pipeline.tuning.results import RESULT_FILE, SprtSummary, TuneBest, TuneResult, TuneTrial, read_tune
 from pipeline.tuning.studies import (
     ask_trial,
     complete_trials,
@@ -45,10 +47,9 @@ from pipeline.tuning.studies import (
     split_params,
     tell_trial,
 )
-from pipeline.tuning.texel import run_texel
+from pipeline.tuning.texel import TexelSeed, run_texel
 
 TUNE_DIR = "tune"
-RESULT_FILE = "tune/result.json"
 TEXEL_FILE = "tune/texel.json"
 SEED_NAME = "seed"
 TUNE_STREAM, CONFIRM_STREAM = 0, 1
@@ -149,7 +150,7 @@ def _finite(x: float, limit: float = 2000.0) -> float:
     return float(max(-limit, min(limit, x))) if not math.isnan(x) else 0.0
 
 
-def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: TuneSection) -> dict[str, Any]:
+def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: TuneSection) -> SprtSummary:
     """SPRT of ``spec`` against the seed on fresh openings, in steps, up to the pair cap."""
     scores: list[float] = []
     result = None
@@ -167,12 +168,10 @@ def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: Tu
     counts = pentanomial_counts(np.asarray(scores))
     stats = pentanomial_stats(counts)
     decision = {"H1": "accepted", "H0": "rejected"}.get(result.decision.value, "inconclusive")
-    return {
-        "decision": decision, "llr": result.llr, "lower": result.lower, "upper": result.upper,
-        "pairs": len(scores), "elo0": result.elo0, "elo1": result.elo1, "alpha": result.alpha,
-        "beta": result.beta, "pentanomial": [int(c) for c in counts], "score": stats.score,
-        "elo": _finite(stats.elo), "elo_ci": [_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)],
-    }
+    return SprtSummary(decision=decision, llr=result.llr, lower=result.lower, upper=result.upper,
+                       pairs=len(scores), elo0=result.elo0, elo1=result.elo1, alpha=result.alpha,
+                       beta=result.beta, pentanomial=tuple(int(c) for c in counts), score=stats.score,
+                       elo=_finite(stats.elo), elo_ci=(_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)))
 
 
 def best_trial(study: Any) -> Any | None:
@@ -185,36 +184,36 @@ def best_trial(study: Any) -> Any | None:
 
 def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, *,
              seed_profile: str | None, tracker: Any, log: Any = None,
-             params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             params: Mapping[str, Any] | None = None) -> TuneResult:
     """Run (or finish) the study, confirm its best by SPRT, write and return ``tune/result.json``.
 
     Tracked as the study's parent run (``params``: the settings to log on it) with one child
     run per trial; a finished stage (its result file exists) is returned as it is.
     """
     path = ctx.run_folder / RESULT_FILE
-    done = read_result(path)
+    done = read_tune(path)
     if done is not None:
         return done
     with tracker.start_study(study.study_name, params=params):
         result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log)
-        write_result(path, result)
+        write_result(path, result.to_json())
         _log_result(tracker, result, ctx.run_folder)
     return result
 
 
-def _log_result(tracker: Any, result: Mapping[str, Any], folder: Path) -> None:
+def _log_result(tracker: Any, result: TuneResult, folder: Path) -> None:
     """Best value, SPRT outcome, decision tag, result file and history plot on the parent run."""
-    metrics = {"accepted": float(result["accepted"]), "trials": float(len(result["trials"]))}
-    if result.get("best"):
-        metrics["best_value"] = float(result["best"]["value"])
-    test = result.get("sprt")
-    if test:
-        metrics.update(sprt_llr=test["llr"], sprt_pairs=float(test["pairs"]), sprt_elo=test["elo"],
-                       sprt_elo_ci_low=test["elo_ci"][0], sprt_elo_ci_high=test["elo_ci"][1])
+    metrics = {"accepted": float(result.accepted), "trials": float(len(result.trials))}
+    if result.best is not None:
+        metrics["best_value"] = float(result.best.value)
+    test = result.sprt
+    if test is not None:
+        metrics.update(sprt_llr=test.llr, sprt_pairs=float(test.pairs), sprt_elo=test.elo,
+                       sprt_elo_ci_low=test.elo_ci[0], sprt_elo_ci_high=test.elo_ci[1])
     tracker.log_metrics(metrics)
-    tracker.set_tags({"decision": str(result["decision"])})
+    tracker.set_tags({"decision": result.decision})
     tracker.log_artifact(folder / RESULT_FILE)
-    values = [t["value"] for t in sorted(result["trials"], key=lambda t: t["number"])]
+    values = result.history()
     if any(v is not None for v in values):
 
         plot = optimisation_history_plot(values, folder / TUNE_DIR / "history.png", title="Weight tuning",
@@ -223,7 +222,7 @@ def _log_result(tracker: Any, result: Mapping[str, Any], folder: Path) -> None:
 
 
 def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, seed_profile: str | None,
-          tracker: Any, log: Any) -> dict[str, Any]:
+          tracker: Any, log: Any) -> TuneResult:
 
     base = seed_weights(ctx.variant, seed_profile)
     seed_spec = tuning_spec(ctx.variant, SEED_NAME, base, section)
@@ -243,58 +242,54 @@ def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, se
             log(f"tune trial {trial.number}: score {outcome.value:.3f} over {outcome.pairs} pairs "
                 f"(Elo {outcome.elo:+.0f}), {state}")
     best = best_trial(study)
-    trials = [_trial_record(t) for t in study.get_trials(deepcopy=False)]
-    result: dict[str, Any] = {"variant": ctx.variant, "seed_weights": base, "trials": trials,
-                              "study": study.study_name, "weights": base, "accepted": False, "texel": texel}
+    result = TuneResult(variant=ctx.variant, study=study.study_name, seed_weights=base, weights=base,
+                        accepted=False, decision="no trial finished",
+                        trials=tuple(_trial_record(t) for t in study.get_trials(deepcopy=False)), best=None,
+                        sprt=None, texel=texel)
     if best is None:
-        result.update(best=None, sprt=None, decision="no trial finished")
-    else:
-        _, sampled = split_params(best.params)
-        weights = {**base, **fixed, **sampled}
-        slot = int(best.user_attrs.get("slot", best.number))
-        result["best"] = {"number": best.number, "slot": slot, "value": best.value, "weights": weights,
-                          "params": dict(best.params)}
-        if best.value <= 0.5:
-            result.update(sprt=None, decision="skipped: no candidate scored above the seed weights")
-        else:
-            name = f"t{slot:04d}"
-            test = confirm(ctx, name, tuning_spec(ctx.variant, name, weights, section), seed_spec, section)
-            result.update(sprt=test, decision=test["decision"])
-            if test["decision"] == "accepted":
-                result.update(weights=weights, accepted=True)
-    return result
+        return result
+    _, sampled = split_params(best.params)
+    weights = {**base, **fixed, **sampled}
+    slot = int(best.user_attrs.get("slot", best.number))
+    result = replace(result, best=TuneBest(best.number, slot, best.value, weights, dict(best.params)))
+    if best.value <= 0.5:
+        return replace(result, decision="skipped: no candidate scored above the seed weights")
+    name = f"t{slot:04d}"
+    test = confirm(ctx, name, tuning_spec(ctx.variant, name, weights, section), seed_spec, section)
+    result = replace(result, sprt=test, decision=test.decision)
+    return replace(result, weights=weights, accepted=True) if test.decision == "accepted" else result
 
 
 def _texel_seed(ctx: StageContext, section: TuneSection, study: Any, base: Mapping[str, float],
-                log: Any) -> dict[str, Any]:
+                log: Any) -> TexelSeed:
     """Run the Texel fit once (kept in tune/texel.json) and enqueue it into a fresh study."""
 
     path = ctx.run_folder / TEXEL_FILE
-    texel = read_result(path)
+    stored = read_result(path)
     ranges = [r for r in section.weights if not r.fixed]
-    if texel is None:
+    if stored is None:
         texel = run_texel(ctx.run_folder, ctx.run_id, ctx.variant, base, ranges, section.texel_max_positions,
-                          ctx.run_seed) or {"skipped": "no ladder games in this run folder"}
-        write_result(path, texel)
-        if log is not None and "weights" in texel:
-            log(f"texel: {texel['positions']} positions, loss {texel['loss_seed']:.4f} -> "
-                f"{texel['loss_fit']:.4f}")
-    if "weights" in texel and not study.get_trials(deepcopy=False):
-        study.enqueue_trial({f"weight.{r.name}": texel["weights"][r.name] for r in ranges},
+                          ctx.run_seed)
+        write_result(path, texel.to_json())
+        if log is not None and texel.fit is not None:
+            log(f"texel: {texel.fit.positions} positions, loss {texel.fit.loss_seed:.4f} -> "
+                f"{texel.fit.loss_fit:.4f}")
+    else:
+        texel = TexelSeed.from_json(stored, str(path))
+    if texel.fit is not None and not study.get_trials(deepcopy=False):
+        study.enqueue_trial({f"weight.{r.name}": texel.fit.weights[r.name] for r in ranges},
                             user_attrs={"texel": True})
     return texel
 
 
-def _trial_record(t: Any) -> dict[str, Any]:
+def _trial_record(t: Any) -> TuneTrial:
     value = t.value if t.value is not None and math.isfinite(t.value) else None
-    return {"number": t.number, "state": t.state.name, "value": value, "params": dict(t.params),
-            "pruned": bool(t.user_attrs.get("pruned", False)), "pairs": t.user_attrs.get("pairs"),
-            "slot": t.user_attrs.get("slot", t.number)}
+    params: dict[str, Scalar] = dict(t.params)
+    return TuneTrial(t.number, t.state.name, value, params, bool(t.user_attrs.get("pruned", False)),
+                     t.user_attrs.get("pairs"), int(t.user_attrs.get("slot", t.number)))
 
 
 def tuned_weights(run_folder: Path, variant: str, seed_profile: str | None) -> dict[str, float]:
     """The weights later stages play: the accepted tuning result, else the seed weights."""
-    done = read_result(run_folder / RESULT_FILE)
-    if done is None:
-        return seed_weights(variant, seed_profile)
-    return {k: float(v) for k, v in done["weights"].items()}
+    done = read_tune(run_folder / RESULT_FILE)
+    return seed_weights(variant, seed_profile) if done is None else dict(done.weights)

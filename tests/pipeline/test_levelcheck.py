@@ -36,14 +36,21 @@ ELO = {"easy": 1000.0, "medium": 1300.0, "hard": 1600.0}
 def write_profile(path: Path, variant: str = "english", measured: bool = True) -> Path:
     """A 3-level profile with tiny searches and made-up claims (or none)."""
     rules = get_variant(variant)
-    levels = {name: LevelProfile.from_knobs(rules, name, knobs={"node_budget": 2000, "tt_log2": 10, **knobs})
-              for name, knobs in KNOBS.items()}
+    levels = {
+        name: LevelProfile.from_knobs(rules, name, knobs={"node_budget": 2000, "tt_log2": 10, **knobs})
+        for name, knobs in KNOBS.items()
+    }
     prov = {}
     for name in KNOBS:
         measures = LevelMeasures(10.0, 1.0, 0.1, None, {"easy": 0.3, "medium": 0.2, "hard": 0.1})
-        prov[name] = (LevelProvenance(ELO[name], (ELO[name] - 40, ELO[name] + 40), "", None, measures)
-                      if measured else LevelProvenance())
-    path.write_text(dump_profile(Profile(SCHEMA_VERSION, rules, levels, Provenance(levels=prov))), encoding="utf-8")
+        prov[name] = (
+            LevelProvenance(ELO[name], (ELO[name] - 40, ELO[name] + 40), "", None, measures)
+            if measured
+            else LevelProvenance()
+        )
+    path.write_text(
+        dump_profile(Profile(SCHEMA_VERSION, rules, levels, Provenance(levels=prov))), encoding="utf-8"
+    )
     load_profile(path)  # the engine's strict loader accepts it
     return path
 
@@ -68,11 +75,17 @@ def test_settings_and_cli_defaults_agree() -> None:
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "check"
-    assert main(["levelcheck", str(tmp_path / "missing.json"), "--output", str(out), "--in-process"]) == EXIT_USAGE
+    assert (
+        main(["levelcheck", str(tmp_path / "missing.json"), "--output", str(out), "--in-process"])
+        == EXIT_USAGE
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "missing.json" in err
     profile = write_profile(tmp_path / "p.json")
-    assert main(["levelcheck", str(profile), "--output", str(out), "--openings", "1", "--in-process"]) == EXIT_USAGE
+    assert (
+        main(["levelcheck", str(profile), "--output", str(out), "--openings", "1", "--in-process"])
+        == EXIT_USAGE
+    )
     assert "--openings must be >= 2" in capsys.readouterr().err
     assert not list(out.rglob("*.parquet"))  # nothing was played
 
@@ -81,8 +94,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 def test_levelcheck_judges_predictions_and_resumes(tmp_path: Path) -> None:
     profile = write_profile(tmp_path / "p.json")
     out = tmp_path / "check"
-    settings = LevelCheckSettings(str(profile), str(out), openings=2, batch_size=2, ply_cap=40, bootstrap=50,
-                                  in_process=True)
+    settings = LevelCheckSettings(
+        str(profile), str(out), openings=2, batch_size=2, ply_cap=40, bootstrap=50, in_process=True
+    )
     result = run_levelcheck(settings)
     assert result["games"] == 5 * 2 * 2 and result["judged"] == 5
     assert 0 <= result["reproduced"] <= 5

@@ -11,13 +11,13 @@ from pipeline.cli.main import main
 from pipeline.games.stage import write_result
 from pipeline.job.report import ReportError, write_report
 
+from . import samples
 from .calibration_sample import fake_run
 
 
 def fake_results(folder: Path) -> None:
     fake_run(folder.parent, folder.name)
-    write_result(folder / "tune" / "result.json", {"decision": "rejected", "accepted": False, "trials": [
-        {"number": 0, "value": 0.48}, {"number": 1, "value": None}, {"number": 2, "value": 0.55}]})
+    write_result(folder / "tune" / "result.json", samples.tune("rejected").to_json())
 
 
 def test_report_writes_table_and_plots(tmp_path: Path) -> None:

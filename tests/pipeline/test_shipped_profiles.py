@@ -59,3 +59,13 @@ def test_every_run_config_validates(config: Path) -> None:
     loaded = load_config(config)
     if "job" in loaded.sections:
         validate_job(loaded)
+
+
+#: Words that tell how a level was found rather than what it is (a trial number, a proposal).
+_HISTORY = re.compile(r"\btrial \d+|\bpropos|\bsession|previously|no longer|legacy|issue #|ticket", re.I)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "engine" / "profiles").glob("*.json")), ids=lambda p: p.name)
+def test_level_descriptions_describe_the_level(path: Path) -> None:
+    for name, level in load_profile(path).provenance.levels.items():
+        assert not _HISTORY.search(level.description), (path.name, name, level.description)

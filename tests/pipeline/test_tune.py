@@ -13,6 +13,7 @@ from pipeline.games.openings import load_deck
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, trial_slot
 from pipeline.tracking.mlflow_log import NullTracker
+from pipeline.tuning.results import TuneResult
 from pipeline.tuning.studies import ask_trial, open_study
 from pipeline.tuning.weights import confirm, run_tune, search_space, seed_weights, tuned_weights
 
@@ -52,11 +53,11 @@ def test_confirm_runs_an_sprt_in_steps(tmp_path: Path) -> None:
     weak = inline_spec("seed", LevelProfile.from_knobs(english, "x",
                                                        knobs={"max_depth": 1, "node_budget": 500}))
     result = confirm(_ctx(tmp_path), "t0007", strong, weak, SMALL)
-    assert result["decision"] in ("accepted", "rejected", "inconclusive")
-    assert 1 <= result["pairs"] <= 3 and sum(result["pentanomial"]) == result["pairs"]
-    assert result["lower"] < 0 < result["upper"]
+    assert result.decision in ("accepted", "rejected", "inconclusive")
+    assert 1 <= result.pairs <= 3 and sum(result.pentanomial) == result.pairs
+    assert result.lower < 0 < result.upper
     files = list((tmp_path / "run" / "tune" / "confirm").rglob("batch-*.parquet"))
-    assert len(files) == result["pairs"]
+    assert len(files) == result.pairs
 
 
 def test_run_tune_finishes_the_study_and_resumes_from_its_result(tmp_path: Path) -> None:
@@ -64,15 +65,16 @@ def test_run_tune_finishes_the_study_and_resumes_from_its_result(tmp_path: Path)
     study = open_study("t-tune", str(tmp_path / "journal.log"), run_seed=11, direction="maximize",
                        sampler="random")
     result = run_tune(ctx, SMALL, study, 2, seed_profile=None, tracker=NullTracker())
-    assert len([t for t in result["trials"] if t["state"] == "COMPLETE"]) == 2
-    assert result["decision"] in ("accepted", "rejected", "inconclusive",
-                                  "skipped: no candidate scored above the seed weights")
-    assert result["accepted"] == (result["decision"] == "accepted")
+    assert len([t for t in result.trials if t.state == "COMPLETE"]) == 2
+    assert result.decision in ("accepted", "rejected", "inconclusive",
+                               "skipped: no candidate scored above the seed weights")
+    assert result.accepted == (result.decision == "accepted")
+    assert result.best is not None and result.texel is None  # SMALL does not seed with Texel
     stored = json.loads((tmp_path / "run" / "tune" / "result.json").read_text())
-    assert stored == json.loads(json.dumps(result))
-    assert tuned_weights(tmp_path / "run", "english", None) == result["weights"]
+    assert stored == result.to_json() and TuneResult.from_json(stored) == result
+    assert tuned_weights(tmp_path / "run", "english", None) == result.weights
     again = run_tune(ctx, SMALL, study, 5, seed_profile=None, tracker=NullTracker())
-    assert again == stored  # a finished stage is not redone
+    assert again == result  # a finished stage is not redone
 
 
 def test_a_retried_trial_keeps_the_slot_of_the_killed_one(tmp_path: Path) -> None:
@@ -117,3 +119,26 @@ def test_texel_positions_come_from_real_games(tmp_path: Path) -> None:
     assert set(y.tolist()) <= {0.0, 0.5, 1.0}
     x2, _ = positions_from_games(table, "english", 5, 1)
     assert x2.shape[0] == 5
+
+
+def test_texel_seeds_a_fresh_study_from_the_ladder_games(tmp_path: Path) -> None:
+    import dataclasses
+
+    from pipeline.games.pairings import Pairing
+    from pipeline.tuning.texel import TexelSeed
+
+    section = dataclasses.replace(SMALL, texel=True, texel_max_positions=200)
+    ctx = _ctx(tmp_path)
+    bare = open_study("bare", str(tmp_path / "bare.log"), run_seed=11, direction="maximize", sampler="random")
+    skipped = run_tune(ctx, section, bare, 1, seed_profile=None, tracker=NullTracker()).texel
+    assert skipped == TexelSeed(None, 0, "no ladder games in this run folder")
+
+    ctx = _ctx(tmp_path / "with-ladder")
+    ctx.play("ladder", [Pairing("random", "random", 2)])
+    study = open_study("t", str(tmp_path / "t.log"), run_seed=11, direction="maximize", sampler="random")
+    texel = run_tune(ctx, section, study, 1, seed_profile=None, tracker=NullTracker()).texel
+    assert texel is not None and texel.fit is not None and texel.games == 4 and texel.skipped is None
+    stored = json.loads((ctx.run_folder / "tune" / "texel.json").read_text())
+    assert TexelSeed.from_json(stored) == texel
+    first = study.get_trials(deepcopy=False)[0]
+    assert first.user_attrs.get("texel") and first.params["weight.advance"] == texel.fit.weights["advance"]

@@ -46,7 +46,7 @@ def test_single_fit_recovers_truth() -> None:
     assert table.n_games == 3000
     assert table.players[0] == "p5" and table.players[-1] == "random"  # strongest first
     for r in table.ratings:
-        assert r.elo == pytest.approx(TRUE_ELOS[r.player], abs=4 * r.se + 1e-9)
+        assert r.elo == pytest.approx(TRUE_ELOS[r.player], abs=4 * table.se(r.player) + 1e-9)
         assert r.games == 1000
         assert not r.prior_driven
     assert table.first_move_advantage.value == pytest.approx(TRUE_ADV, abs=40)
@@ -86,7 +86,7 @@ def test_bootstrap_agrees_with_hessian() -> None:
     for h, b in zip(hess.ratings, boot.ratings, strict=True):
         assert b.player == h.player and b.elo == h.elo  # same point estimate
         if h.player != "random":
-            assert 0.7 < b.se / h.se < 1.4, (h.player, h.se, b.se)
+            assert 0.7 < boot.se(b.player) / hess.se(h.player) < 1.4, (h.player, hess.se(h.player))
             assert b.ci_low < b.elo < b.ci_high
     assert 0.6 < boot.difference("p5", "p4").ci_high - boot.difference("p5", "p4").ci_low
     # deterministic for a given seed
@@ -98,7 +98,7 @@ def test_anchor_is_exact_and_choice_of_anchor_only_shifts() -> None:
     games = _games(3)
     a = fit_elo(games, "random", anchor_elo=0.0)
     b = fit_elo(games, "p3", anchor_elo=1234.5)
-    assert b["p3"].elo == 1234.5 and b["p3"].ci_low == b["p3"].ci_high == 1234.5 and b["p3"].se == 0.0
+    assert b["p3"].elo == 1234.5 and b["p3"].ci_low == b["p3"].ci_high == 1234.5 and b.se("p3") == 0.0
     assert a["random"].elo == 0.0
     shift = b["p3"].elo - a["p3"].elo
     for r in a.ratings:
@@ -117,7 +117,7 @@ def test_difference_uses_covariance() -> None:
     d0 = t.difference("p1", "random")
     assert (d0.ci_low, d0.ci_high) == pytest.approx((t["p1"].ci_low, t["p1"].ci_high))
     # adjacent players are positively correlated (both measured against the same anchor)
-    naive = math.hypot(t["p2"].se, t["p1"].se)
+    naive = math.hypot(t.se("p2"), t.se("p1"))
     assert (d.ci_high - d.value) / 1.959964 < naive
     with pytest.raises(KeyError, match="nobody"):
         t.difference("nobody", "p1")
@@ -129,8 +129,8 @@ def test_fixed_advantage() -> None:
     adv = t.first_move_advantage
     assert adv.value == adv.ci_low == adv.ci_high == 30.0
     free = fit_elo(games, "random")
-    assert t["p5"].elo == pytest.approx(free["p5"].elo, abs=2 * free["p5"].se)
-    assert t["p5"].se <= free["p5"].se + 1e-9
+    assert t["p5"].elo == pytest.approx(free["p5"].elo, abs=2 * free.se("p5"))
+    assert t.se("p5") <= free.se("p5") + 1e-9
 
 
 def test_advantage_sign_and_size_follow_the_data() -> None:
@@ -153,6 +153,8 @@ def test_record_columns_and_arrow_export() -> None:
         "player", "elo", "ci_low", "ci_high", "se", "games", "points", "score", "prior_driven"
     ]  # fmt: skip
     assert out.num_rows == 2
+    assert out.column("se").to_pylist() == list(t.standard_errors)
+    assert out.column("points").to_pylist() == [r.points for r in t.ratings]
     assert 0.0 < t.draw_rate_equal < 1.0
 
 
@@ -167,7 +169,7 @@ def test_perfect_score_is_finite_flagged_and_explained() -> None:
         result += [1.0, 0.0]
     t = fit_elo(GameResults.from_arrays(first, second, result), "random")
     m = t["monster"]
-    assert all(math.isfinite(v) for v in (m.elo, m.ci_low, m.ci_high, m.se))
+    assert all(math.isfinite(v) for v in (m.elo, m.ci_low, m.ci_high, t.se("monster")))
     assert m.prior_driven and m.score == 1.0
     assert m.elo > t["b"].elo + 300
     assert not t["b"].prior_driven
