@@ -28,7 +28,7 @@ from engine.board import Board, Outcome, Termination
 from engine.endgame import NO_RULE, EndgameCount, main_road_mask, matching_rule, next_count, start_count
 from engine.features import default_weights, weight_vector
 from engine.geometry import geometry
-from engine.kernel.endgame import endgame_next
+from engine.kernel.endgame import endgame_expired, endgame_next
 from engine.kernel.perft import perft as kernel_perft
 from engine.kernel.search import MATE
 from engine.kernel.tables import kernel_tables
@@ -424,6 +424,53 @@ def test_kernel_and_batch_count_transitions_equal_the_board_rules(variant: Varia
         want = [next_count(variant, c, after, changed) for after, c, changed in cases]
         assert new_rule.tolist() == [(c.road_rule if road else c.rule) for c in want]
         assert new_left.tolist() == [(c.road_left if road else c.left) for c in want]
+
+
+def _played(variant: Variant, fen: str, allow: MoveFilter | None, before: int = 0) -> Board:
+    """A game from ``fen`` to its draw by a count (after ``before`` plies, a sacrifice taken)."""
+    board = Board(variant, fen)
+    if before:
+        shuffle(board, before, allow)
+        offer_and_take(board)
+    plies_to_draw(board, allow, limit=130)
+    return board
+
+
+@pytest.mark.parametrize(("variant", "fen", "allow", "before"), [
+    (RUSSIAN, "W:WK30,28:BK1,5", _men_when_quiet, 0),  # 7.2.6, 4 pieces
+    (RUSSIAN, "W:WK30,28,K31:BK1,5,K3", _men_when_quiet, 0),  # 7.2.6, 6 pieces
+    (RUSSIAN, "W:WK30,K31,K32:BK4", _road_until(5, back_at=7), 0),  # 7.2.7 off and on the road
+    (RUSSIAN, "W:WK30,5:BK20", None, 0),  # 7.2.8 with a crowning
+    (RUSSIAN, "W:WK30,K31,K32,K21:BK1", _off_road, 10),  # 7.2.4 with a capture
+    (INTERNATIONAL, "W:WK46,K47,K48:BK3", None, 24),  # art. 6.3 handed over to 6.4
+], ids=["7.2.6-4", "7.2.6-6", "7.2.7", "7.2.8", "7.2.4", "fmjd-6.3-6.4"])
+def test_batch_and_kernel_counts_follow_a_board_game_to_its_draw(
+    variant: Variant, fen: str, allow: MoveFilter | None, before: int
+) -> None:
+    # the generators' count transitions, fed the moves of a game the board ended by a count,
+    # run out on the same ply
+    board = _played(variant, fen, allow, before)
+    tab = kernel_tables(variant).packed
+    replay = Board(variant, fen)
+    count = replay.endgame_count
+    for move in board.move_stack:
+        changed = move.is_capture or move.promotes
+        replay.push(move)
+        after = replay.position
+        w, b, k = np.uint64(after.white), np.uint64(after.black), np.uint64(after.kings)
+        side = int(after.side_to_move)
+        kernel = (*endgame_next(count.rule, count.left, w, b, k, side, changed, False, tab),
+                  *endgame_next(count.road_rule, count.road_left, w, b, k, side, changed, True, tab))
+        one = PositionBatch.from_positions([after])
+        flag = np.array([changed])
+        before_slots = ((count.rule, count.left, False), (count.road_rule, count.road_left, True))
+        slots = [_endgame_next(variant, one, np.array([rule]), np.array([left]), flag, road)
+                 for rule, left, road in before_slots]
+        batch = tuple(int(x[0]) for slot in slots for x in slot)
+        count = replay.endgame_count
+        assert kernel == batch == (count.rule, count.left, count.road_rule, count.road_left)
+        assert endgame_expired(*kernel) == count.expired == (replay.outcome() == DRAWN)
+    assert count.expired
 
 
 @pytest.mark.parametrize(("variant", "fen"),
