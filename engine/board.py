@@ -102,7 +102,7 @@ class Board:
 
     @property
     def endgame_count(self) -> EndgameCount:
-        """The running small-endgame draw count (rule index and plies left)."""
+        """The running small-endgame draw count (each slot: rule index and plies left)."""
         return self._endgame
 
     @property

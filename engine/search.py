@@ -142,8 +142,8 @@ class Searcher:
         count = start_count(self.variant, position) if endgame is None else endgame
         self._load_history(history)
         n = decide(np.uint64(position.white), np.uint64(position.black), np.uint64(position.kings),
-                   int(position.side_to_move), int(quiet_plies), int(count.rule), int(count.left), int(ply),
-                   int(seed),
+                   int(position.side_to_move), int(quiet_plies), int(count.rule), int(count.left),
+                   int(count.road_rule), int(count.road_left), int(ply), int(seed),
                    knob_array(self.max_depth, weakening), self._tab, self._weights, self._moves,
                    self._frames, self._tt, self._ctx, self._root_scores, self._result, self._out)
         if n < 0:
@@ -180,7 +180,8 @@ class Searcher:
         self._ctx[C_GEN] = (self._ctx[C_GEN] + 1) % (1 << 40)
         n = search_root(np.uint64(position.white), np.uint64(position.black),
                         np.uint64(position.kings), int(position.side_to_move), int(quiet_plies), 0,
-                        int(count.rule), int(count.left), self.max_depth, bool(exact_root), self._tab,
+                        int(count.rule), int(count.left), int(count.road_rule), int(count.road_left),
+                        self.max_depth, bool(exact_root), self._tab,
                         self._weights, self._moves, self._frames, self._tt, self._ctx,
                         self._root_scores, self._result)
         if n < 0:

@@ -30,54 +30,96 @@ class CapturePromotion(Enum):
     CONTINUE_AS_KING = "continue_as_king"  # crowned at once and goes on as a king (russian)
 
 
-@dataclass(frozen=True)
-class EndgameDraw:
-    """A small-endgame draw count: one side has ``strong`` material against a lone king.
+class EndgameMaterial(Enum):
+    """Which positions a small-endgame draw count applies to."""
 
-    While the material fits, the game is drawn once ``moves`` more moves each have been played
-    since it arose. Moving from one such count into another (a capture 3 kings v 1 -> 2 v 1)
-    keeps the earlier deadline if it comes first, unless ``restart_on_material_change`` and
-    the move changed the material (a capture or a crowning): then the new count starts afresh.
+    LONE_KING = "lone_king"  # one side has a lone king, the other one of ``EndgameDraw.strong``
+    BOTH_KINGS = "both_kings"  # both sides have a king; ``EndgameDraw.pieces`` pieces on the board
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndgameDraw:
+    """A small-endgame draw count: the game is drawn once ``moves`` more moves have been played.
+
+    The count starts where its material arises. Moving from one count into another (a capture
+    3 kings v 1 -> 2 v 1) keeps the earlier deadline if it comes first, unless
+    ``restart_on_material_change`` and the move changed the material (a capture or a crowning):
+    then the new count starts afresh. A ``lone_king_on_main_road`` count runs beside the others,
+    only while the lone king stands on the long diagonal a1-h8: it starts when the king steps on
+    (or the material arises with it there) and ends when the king steps off.
     """
 
-    moves: int  # moves each; the draw comes 2 * moves plies after the material arose
-    strong: frozenset[tuple[int, int]]  # (kings, men) of the stronger side
-    lone_king_on_main_road: bool  # only while the lone king stands on the long diagonal a1-h8
-    restart_on_material_change: bool
-    strong_side_moves: bool  # True: drawn after the stronger side's last move; False: after both sides'
+    moves: int  # moves each; the draw comes 2 * moves plies after the count started
+    material: EndgameMaterial = EndgameMaterial.LONE_KING
+    strong: frozenset[tuple[int, int]] = frozenset()  # LONE_KING: (kings, men) of the stronger side
+    pieces: frozenset[int] = frozenset()  # BOTH_KINGS: pieces on the board, both sides together
+    lone_king_on_main_road: bool = False
+    restart_on_material_change: bool = False
+    strong_side_moves: bool = False  # True: drawn after the stronger side's last move, False: both sides'
     source: str  # the rule text this count implements
 
+    def __post_init__(self) -> None:
+        lone = self.material is EndgameMaterial.LONE_KING
+        if self.moves < 1 or lone != bool(self.strong) or lone == bool(self.pieces):
+            raise ValueError(f"endgame draw {self.source!r}: a lone-king count lists the stronger "
+                             "side's material, a both-kings count the pieces on the board, moves >= 1")
+        if not lone and (self.strong_side_moves or self.lone_king_on_main_road):
+            raise ValueError(f"endgame draw {self.source!r}: a both-kings count has no stronger side")
+
     def plies(self, strong_to_move: bool) -> int:
-        """Plies from the position where the material arose to the draw."""
+        """Plies from the position where the count starts to the draw."""
         return 2 * self.moves - (1 if self.strong_side_moves and strong_to_move else 0)
 
     @property
     def max_pieces(self) -> int:
         """Most pieces on the board (both sides) this count can apply to."""
+        if self.material is EndgameMaterial.BOTH_KINGS:
+            return max(self.pieces)
         return 1 + max(kings + men for kings, men in self.strong)
 
 
-#: FMJD, Official rules for international draughts (Annex 1), article 6: 16 moves each for 3
-#: kings, 2 kings and a man, or a king and 2 men against a lone king (a capture within the
-#: 16 moves does not restart the count), then 5 moves each for 2 kings, a king and a man, or a
-#: king against a lone king. Listed most specific first: the first count that fits applies.
+#: FMJD, Official rules for international draughts (Annex 1, version of November 2015), article 6
+#: (the draw): 6.3, three kings, two kings and a man, or a king and two men against one king: drawn
+#: when each player has played another sixteen moves at most; 6.4, two kings, a king and a man,
+#: or a king against one king: another five moves each at most. "At most" in both: a capture that
+#: moves a 16-move count into a 5-move one keeps the earlier deadline. Most specific first.
 FMJD_ENDGAME_DRAWS: tuple[EndgameDraw, ...] = (
-    EndgameDraw(5, frozenset({(2, 0), (1, 1), (1, 0)}), False, False, False,
-                "FMJD rules art. 6: two kings, a king and a man, or a king against a king: 5 moves each"),
-    EndgameDraw(16, frozenset({(3, 0), (2, 1), (1, 2)}), False, False, False,
-                "FMJD rules art. 6: three kings, two kings and a man, or a king and two men against a "
-                "king: 16 moves each, a capture within them does not restart the count"),
+    EndgameDraw(moves=5, strong=frozenset({(2, 0), (1, 1), (1, 0)}),
+                source="FMJD rules art. 6.4: two kings, a king and a man, or a king against one king: "
+                       "five more moves each at most"),
+    EndgameDraw(moves=16, strong=frozenset({(3, 0), (2, 1), (1, 2)}),
+                source="FMJD rules art. 6.3: three kings, two kings and a man, or a king and two men "
+                       "against one king: sixteen more moves each at most"),
 )
 
-#: Russian draughts (Russian Draughts Federation rules; Minsport "rules of the sport 'draughts'"):
-#: three kings or more against a lone king is drawn if the 15th move, counted from when that
-#: material arose, does not take the lone king; 5 moves when the lone king holds the main road.
+#: Russian draughts, the FMJD-64 rules of the game, article 7.2 (the draw), counted from when the
+#: balance of forces arose, so a capture or a crowning starts a count afresh. 7.2.8: two kings, a
+#: king and a man, or a king against a lone king: drawn if the stronger side's 5th move does not
+#: win; 7.2.4: three kings or more against a lone king: its 15th move; 7.2.6: both sides have
+#: kings and the balance does not change (no capture, no crowning): 30 moves in 4- and 5-piece
+#: endings, 60 in 6- and 7-piece ones; 7.2.7: three kings, two kings and a man, or a king and two
+#: men against a lone king on the main road: the stronger side's 5th move.
 RUSSIAN_ENDGAME_DRAWS: tuple[EndgameDraw, ...] = (
-    EndgameDraw(5, frozenset((kings, 0) for kings in range(3, 13)), True, True, True,
-                "Russian rules: three (or more) kings against a lone king on the main road: 5 moves"),
-    EndgameDraw(15, frozenset((kings, 0) for kings in range(3, 13)), False, True, True,
-                "Russian rules: three (or more) kings against a lone king: 15 moves from when the "
-                "material arose"),
+    EndgameDraw(moves=5, strong=frozenset({(2, 0), (1, 1), (1, 0)}), restart_on_material_change=True,
+                strong_side_moves=True,
+                source="FMJD-64 rules art. 7.2.8: two kings, a king and a man, or a king against a "
+                       "lone king: the stronger side's 5th move"),
+    EndgameDraw(moves=15, strong=frozenset((kings, 0) for kings in range(3, 13)),
+                restart_on_material_change=True, strong_side_moves=True,
+                source="FMJD-64 rules art. 7.2.4: three kings or more against a lone king: the "
+                       "stronger side's 15th move from when the material arose"),
+    EndgameDraw(moves=30, material=EndgameMaterial.BOTH_KINGS, pieces=frozenset({4, 5}),
+                restart_on_material_change=True,
+                source="FMJD-64 rules art. 7.2.6: both sides have kings, 4 or 5 pieces, no capture "
+                       "or crowning: 30 moves"),
+    EndgameDraw(moves=60, material=EndgameMaterial.BOTH_KINGS, pieces=frozenset({6, 7}),
+                restart_on_material_change=True,
+                source="FMJD-64 rules art. 7.2.6: both sides have kings, 6 or 7 pieces, no capture "
+                       "or crowning: 60 moves"),
+    EndgameDraw(moves=5, strong=frozenset({(3, 0), (2, 1), (1, 2)}), lone_king_on_main_road=True,
+                restart_on_material_change=True, strong_side_moves=True,
+                source="FMJD-64 rules art. 7.2.7: three kings, two kings and a man, or a king and "
+                       "two men against a lone king on the main road: the stronger side's 5th move"),
 )
 
 
@@ -96,7 +138,7 @@ class Variant:
     promotion_during_capture: CapturePromotion
     distinct_capture_orders: bool  # True: every capture order is its own move (english)
     quiet_ply_limit: int  # plies without capture or man move that draw the game
-    endgame_draws: tuple[EndgameDraw, ...]  # small-endgame draw counts, first match applies
+    endgame_draws: tuple[EndgameDraw, ...]  # small-endgame draw counts (docs/rules.md), first match applies
     outcome_inverted: bool  # True: the side without a move WINS (suicide)
     pdn_gametype: int
     algebraic_notation: bool  # algebraic squares (a1..h8) are accepted and may be written

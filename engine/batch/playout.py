@@ -29,7 +29,7 @@ from engine.batch.positions import PositionBatch
 from engine.endgame import main_road_mask
 from engine.errors import DraughtsError
 from engine.position import Position, initial_position
-from engine.variants import Variant
+from engine.variants import EndgameMaterial, Variant
 
 I64 = npt.NDArray[np.int64]
 I8 = npt.NDArray[np.int8]
@@ -61,21 +61,32 @@ class RandomGamesResult:
 
 
 def _endgame_next(variant: Variant, pos: PositionBatch, rule: I64, left: I64,
-                  changed: npt.NDArray[np.bool_]) -> tuple[I64, I64]:
-    """The small-endgame counts after moves to ``pos`` (the rules of :func:`engine.endgame.next_count`).
+                  changed: npt.NDArray[np.bool_], road: bool) -> tuple[I64, I64]:
+    """One slot of the small-endgame counts after moves to ``pos`` (the rules of
+    :func:`engine.endgame.next_count`).
 
-    ``rule``/``left``: the counts before (rule -1: none); ``changed``: the move captured or crowned.
+    ``rule``/``left``: the slot's counts before (rule -1: none); ``changed``: the move captured or
+    crowned; ``road``: the main-road slot.
     """
     n = len(pos)
     new_rule = np.full(n, -1, dtype=np.int64)
     plies = np.zeros(n, dtype=np.int64)
     restart = np.zeros(n, dtype=np.bool_)
-    if not variant.endgame_draws:
+    draws = [(index, draw) for index, draw in enumerate(variant.endgame_draws)
+             if draw.lone_king_on_main_road == road]
+    if not draws:
         return new_rule, plies
-    road = np.uint64(main_road_mask(variant))
+    main_road = np.uint64(main_road_mask(variant))
     material = [np.bitwise_count(side & k).astype(np.int64)
                 for side in (pos.white, pos.black) for k in (pos.kings, ~pos.kings)]
-    for index, draw in enumerate(variant.endgame_draws):
+    pieces = material[0] + material[1] + material[2] + material[3]
+    for index, draw in draws:
+        if draw.material is EndgameMaterial.BOTH_KINGS:
+            fits = (material[0] > 0) & (material[2] > 0) & np.isin(pieces, list(draw.pieces)) & (new_rule < 0)
+            new_rule[fits] = index
+            plies[fits] = draw.plies(False)
+            restart[fits] = draw.restart_on_material_change
+            continue
         for weak in (0, 1):
             lone = (material[2 * weak] == 1) & (material[2 * weak + 1] == 0)
             strong = np.zeros(n, dtype=np.bool_)
@@ -83,7 +94,7 @@ def _endgame_next(variant: Variant, pos: PositionBatch, rule: I64, left: I64,
                 strong |= (material[2 - 2 * weak] == kings) & (material[3 - 2 * weak] == men)
             fits = lone & strong & (new_rule < 0)
             if draw.lone_king_on_main_road:
-                fits &= ((pos.white if weak == 0 else pos.black) & pos.kings & road) != 0
+                fits &= ((pos.white if weak == 0 else pos.black) & pos.kings & main_road) != 0
             new_rule[fits] = index
             strong_to_move = pos.side != weak
             plies[fits] = np.where(strong_to_move[fits], draw.plies(True), draw.plies(False))
@@ -116,8 +127,10 @@ class _Lockstep:
         self.pos = start
         self.ids = np.arange(n, dtype=np.int64)  # game id of each running row
         self.quiet = np.zeros(n, dtype=np.int64)
-        self.eg_rule, self.eg_left = _endgame_next(variant, start, np.full(n, -1, dtype=np.int64),
-                                                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.bool_))
+        none, zero = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        unchanged = np.zeros(n, dtype=np.bool_)
+        self.eg_rule, self.eg_left = _endgame_next(variant, start, none, zero, unchanged, False)
+        self.road_rule, self.road_left = _endgame_next(variant, start, none, zero, unchanged, True)
         self.ply = 0
         self.result = np.zeros(n, dtype=np.int8)
         self.termination = np.zeros(n, dtype=np.int8)
@@ -205,7 +218,8 @@ class _Lockstep:
         done = stuck.copy()
         for term, mask in (
             (Termination.THREEFOLD_REPETITION, self._repeated()),
-            (Termination.ENDGAME_MOVE_LIMIT, (self.eg_rule >= 0) & (self.eg_left <= 0)),
+            (Termination.ENDGAME_MOVE_LIMIT, ((self.eg_rule >= 0) & (self.eg_left <= 0))
+             | ((self.road_rule >= 0) & (self.road_left <= 0))),
             (Termination.QUIET_PLY_LIMIT, self.quiet >= v.quiet_ply_limit),
             (Termination.PLY_CAP, np.full(len(self.ids), self.ply >= max_plies)),
         ):
@@ -225,7 +239,9 @@ class _Lockstep:
         self.quiet = np.where(reversible, self.quiet[keep] + 1, 0)
         changed = (chosen.captured != 0) | chosen.promotes.astype(np.bool_)
         self.eg_rule, self.eg_left = _endgame_next(v, self.pos, self.eg_rule[keep], self.eg_left[keep],
-                                                   changed)
+                                                   changed, False)
+        self.road_rule, self.road_left = _endgame_next(v, self.pos, self.road_rule[keep],
+                                                       self.road_left[keep], changed, True)
         self.ids = self.ids[keep]
         self.ply += 1
         return chosen

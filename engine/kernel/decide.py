@@ -128,7 +128,7 @@ def pick_weakened(scores: npt.NDArray[np.int64], n: int, noise_sigma: float, top
 @njit(cache=True)
 def decide(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, quiet: int, eg_rule: int, eg_left: int,
-    ply: int, seed: int, knobs: npt.NDArray[np.float64],
+    road_rule: int, road_left: int, ply: int, seed: int, knobs: npt.NDArray[np.float64],
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
     frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
     root_scores: npt.NDArray[np.int64], result: npt.NDArray[np.int64], out: npt.NDArray[np.int64],
@@ -136,8 +136,9 @@ def decide(
     """Choose a move; returns the number of root moves (``moves[0]``, -1: buffer overflow).
 
     The caller has put the game history's hashes into ``ctx`` (``C_HASHES``, ``C_HIST_BASE``)
-    and the level's budget, quiescence and table mask; ``eg_rule``/``eg_left`` are the game's
-    small-endgame draw count (``engine.endgame.EndgameCount``); ``out`` gets the ``O_*`` fields.
+    and the level's budget, quiescence and table mask; ``eg_rule``/``eg_left`` and
+    ``road_rule``/``road_left`` are the game's small-endgame draw count (the two slots of
+    ``engine.endgame.EndgameCount``); ``out`` gets the ``O_*`` fields.
     """
     for i in range(O_SIZE):
         out[i] = 0
@@ -160,8 +161,9 @@ def decide(
     temperature = knobs[K_TEMPERATURE]
     weaken = noise_sigma > 0.0 or top_k > 0 or temperature > 0.0
     ctx[C_GEN] = (ctx[C_GEN] + 1) % _GEN_MOD
-    n = search_root(white, black, kings, side, quiet, 0, eg_rule, eg_left, int(knobs[K_MAX_DEPTH]), weaken,
-                    tab, weights, moves, frames, tt, ctx, root_scores, result)
+    n = search_root(white, black, kings, side, quiet, 0, eg_rule, eg_left, road_rule, road_left,
+                    int(knobs[K_MAX_DEPTH]), weaken, tab, weights, moves, frames, tt, ctx, root_scores,
+                    result)
     if n <= 0:
         return n
     index = int(result[0])

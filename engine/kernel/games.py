@@ -21,7 +21,7 @@ from numba import njit
 
 from engine.kernel.bits import ONE, ZERO
 from engine.kernel.decide import O_DEPTH, O_INDEX, O_NODES, decide
-from engine.kernel.endgame import endgame_next
+from engine.kernel.endgame import endgame_expired, endgame_next
 from engine.kernel.movegen import MV_CAP, MV_FROM, MV_PROMO, MV_SIZE, MV_TO, generate, make
 from engine.kernel.search import (
     C_BUDGET,
@@ -87,7 +87,8 @@ def play_game(
     hashes = np.zeros(limit + 1, dtype=np.int64)
     hist_len = 0
     quiet = 0
-    eg_rule, eg_left = endgame_next(-1, 0, white, black, kings, side, False, tab)  # a fresh count
+    eg_rule, eg_left = endgame_next(-1, 0, white, black, kings, side, False, False, tab)  # a fresh count
+    road_rule, road_left = endgame_next(-1, 0, white, black, kings, side, False, True, tab)
     ply = 0
     end = -1
     winner = -1
@@ -113,7 +114,7 @@ def play_game(
         if seen >= 3:
             end = END_THREEFOLD
             break
-        if eg_rule >= 0 and eg_left <= 0:
+        if endgame_expired(eg_rule, eg_left, road_rule, road_left):
             end = END_ENDGAME_LIMIT
             break
         if quiet >= limit:
@@ -130,8 +131,8 @@ def play_game(
         ctx[C_BUDGET] = settings[p, P_BUDGET]
         ctx[C_QUIESCENCE] = settings[p, P_QUIESCENCE]
         ctx[C_TT_MASK] = settings[p, P_TT_MASK]
-        n = decide(white, black, kings, side, quiet, eg_rule, eg_left, ply, seeds[side], knobs[p], tab,
-                   weights[p], moves, frames, tts[p], ctx, root_scores, result, out)
+        n = decide(white, black, kings, side, quiet, eg_rule, eg_left, road_rule, road_left, ply, seeds[side],
+                   knobs[p], tab, weights[p], moves, frames, tts[p], ctx, root_scores, result, out)
         if n <= 0:
             end = END_ERROR
             break
@@ -158,7 +159,9 @@ def play_game(
         white, black, kings = make(white, black, kings, side, frm, moves[0, MV_TO, m], cap, promo)
         side = 1 - side
         changed = cap != ZERO or promo != 0  # a capture or a crowning
-        eg_rule, eg_left = endgame_next(eg_rule, eg_left, white, black, kings, side, changed, tab)
+        eg_rule, eg_left = endgame_next(eg_rule, eg_left, white, black, kings, side, changed, False, tab)
+        road_rule, road_left = endgame_next(road_rule, road_left, white, black, kings, side, changed, True,
+                                            tab)
         ply += 1
     summary[G_PLIES] = ply
     summary[G_END] = end

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numba import types
 
 from engine.kernel.bits import ONE, ZERO, lowest_bit, popcount
-from engine.kernel.endgame import endgame_next
+from engine.kernel.endgame import endgame_expired, endgame_next
 from engine.kernel.evaluate import evaluate
 from engine.kernel.jit import njit
 from engine.kernel.movegen import (
@@ -69,8 +69,8 @@ _A1 = types.Array(types.int64, 1, "C")
 _A2 = types.Array(types.int64, 2, "C")
 _A3 = types.Array(types.int64, 3, "C")
 _F1 = types.Array(types.float64, 1, "C")
-_NEGAMAX_SIG = _I64(_U64, _U64, _U64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64,
-                    _A1, _F1, _A3, _A2, _A2, _A1)
+_NEGAMAX_SIG = _I64(_U64, _U64, _U64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64,
+                    _I64, _A1, _F1, _A3, _A2, _A2, _A1)
 
 
 @njit(cache=True)
@@ -180,7 +180,7 @@ def _pick(i: int, n: int, ply: int, moves: npt.NDArray[np.int64]) -> int:
 @njit(_NEGAMAX_SIG, cache=True)
 def _negamax(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, h: int, depth: int, ply: int,
-    alpha: int, beta: int, quiet: int, irrev: int, eg_rule: int, eg_left: int,
+    alpha: int, beta: int, quiet: int, irrev: int, eg_rule: int, eg_left: int, road_rule: int, road_left: int,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
     frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
 ) -> int:
@@ -188,7 +188,8 @@ def _negamax(
 
     ``quiet`` counts plies since the last capture or man move; ``irrev`` is the
     hash-stack index of the earliest position a repetition can reach; (``eg_rule``,
-    ``eg_left``) is the small-endgame draw count (rule -1: none runs).
+    ``eg_left``) and (``road_rule``, ``road_left``) are the small-endgame draw count's material
+    and main-road slots (rule -1: none runs).
     """
     ctx[C_PVLEN + ply] = ply
     ctx[C_NODES] += 1
@@ -199,7 +200,7 @@ def _negamax(
         ctx[C_SELDEPTH] = ply
     idx = ctx[C_HIST_BASE] + ply
     ctx[C_HASHES + idx] = h
-    if quiet >= tab[R_QUIET_LIMIT] or (eg_rule >= 0 and eg_left <= 0):
+    if quiet >= tab[R_QUIET_LIMIT] or endgame_expired(eg_rule, eg_left, road_rule, road_left):
         return 0
     j = idx - 2
     while j >= irrev:
@@ -248,19 +249,24 @@ def _negamax(
         resets = cap != 0 or (own & ~kings & (ONE << np.uint64(frm))) != ZERO
         child_quiet = 0 if resets else quiet + 1
         child_irrev = idx + 1 if resets else irrev
-        child_rule, child_left = -1, 0
+        child_rule, child_left, child_road, child_road_left = -1, 0, -1, 0
         if tab[R_EG_COUNT] != 0:
             changed = cap != 0 or promo != 0
-            child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, tab)
+            child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, False, tab)
+            child_road, child_road_left = endgame_next(road_rule, road_left, w, b, k, 1 - side, changed, True,
+                                                       tab)
         if i == 0 or in_quiescence:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                              child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
+                              child_irrev, child_rule, child_left, child_road, child_road_left, tab, weights,
+                              moves, frames, tt, ctx)
         else:
             score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -alpha - 1, -alpha, child_quiet,
-                              child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
+                              child_irrev, child_rule, child_left, child_road, child_road_left, tab, weights,
+                              moves, frames, tt, ctx)
             if alpha < score < beta and ctx[C_ABORT] == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
-                                  child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
+                                  child_irrev, child_rule, child_left, child_road, child_road_left, tab,
+                                  weights, moves, frames, tt, ctx)
         if ctx[C_ABORT] != 0:
             return 0
         if score > best:
@@ -297,7 +303,7 @@ def _negamax(
 @njit(cache=True)
 def search_root(
     white: np.uint64, black: np.uint64, kings: np.uint64, side: int, quiet: int, irrev: int,
-    eg_rule: int, eg_left: int, max_depth: int, exact_root: bool,
+    eg_rule: int, eg_left: int, road_rule: int, road_left: int, max_depth: int, exact_root: bool,
     tab: npt.NDArray[np.int64], weights: npt.NDArray[np.float64], moves: npt.NDArray[np.int64],
     frames: npt.NDArray[np.int64], tt: npt.NDArray[np.int64], ctx: npt.NDArray[np.int64],
     root_scores: npt.NDArray[np.int64], result: npt.NDArray[np.int64],
@@ -355,21 +361,25 @@ def search_root(
             resets = cap != 0 or (own & ~kings & (ONE << np.uint64(frm))) != ZERO
             child_quiet = 0 if resets else quiet + 1
             child_irrev = idx + 1 if resets else irrev
-            child_rule, child_left = -1, 0
+            child_rule, child_left, child_road, child_road_left = -1, 0, -1, 0
             if tab[R_EG_COUNT] != 0:
                 changed = cap != 0 or promo != 0
-                child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, tab)
+                child_rule, child_left = endgame_next(eg_rule, eg_left, w, b, k, 1 - side, changed, False,
+                                                      tab)
+                child_road, child_road_left = endgame_next(road_rule, road_left, w, b, k, 1 - side, changed,
+                                                           True, tab)
             if exact_root or r == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, INF if exact_root else -alpha,
-                                  child_quiet, child_irrev, child_rule, child_left, tab, weights, moves,
-                                  frames, tt, ctx)
+                                  child_quiet, child_irrev, child_rule, child_left, child_road,
+                                  child_road_left, tab, weights, moves, frames, tt, ctx)
             else:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -alpha - 1, -alpha, child_quiet,
-                                  child_irrev, child_rule, child_left, tab, weights, moves, frames, tt, ctx)
+                                  child_irrev, child_rule, child_left, child_road, child_road_left, tab,
+                                  weights, moves, frames, tt, ctx)
                 if score > alpha and ctx[C_ABORT] == 0:
                     score = -_negamax(w, b, k, 1 - side, hc, depth - 1, 1, -INF, -alpha, child_quiet,
-                                      child_irrev, child_rule, child_left, tab, weights, moves, frames, tt,
-                                      ctx)
+                                      child_irrev, child_rule, child_left, child_road, child_road_left, tab,
+                                      weights, moves, frames, tt, ctx)
             if ctx[C_ABORT] != 0:
                 break
             iter_scores[m] = score

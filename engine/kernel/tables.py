@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.geometry import geometry
-from engine.variants import CapturePromotion, Variant
+from engine.variants import CapturePromotion, EndgameMaterial, Variant
 
 # Indices into KernelTables.rules
 R_SIZE = 0
@@ -29,7 +29,8 @@ R_FIRST_PLAYER = 9
 R_START_PIECES = 10  # pieces on the board at the start (both sides)
 R_EG_COUNT = 11  # number of small-endgame draw counts (Variant.endgame_draws)
 R_EG_MAX_PIECES = 12  # most pieces on the board any of them applies to
-R_COUNT = 13
+R_EG_ROAD = 13  # 1: some count runs only while the lone king stands on the main road
+R_COUNT = 14
 
 PROMO_STOP = 0
 PROMO_CONTINUE_AS_MAN = 1
@@ -70,15 +71,17 @@ T_ZOBRIST = T_CONE + 2 * 64
 T_ADVANCE_PLANES = T_ZOBRIST + 4 * 64 + 1
 # [EG_MAX * EG_STRIDE] the endgame draw counts, one record each: EG_* offsets below
 T_ENDGAME = T_ADVANCE_PLANES + 8
-T_SIZE = T_ENDGAME + 4 * 8
+EG_MAX = 6
+EG_STRIDE = 10
+T_SIZE = T_ENDGAME + EG_MAX * EG_STRIDE
 
-EG_MAX = 4
-EG_STRIDE = 8
 EG_MOVES = 0  # moves each
-EG_MAIN_ROAD = 1  # 1: only while the lone king stands on the main diagonal
+EG_MAIN_ROAD = 1  # 1: the main-road slot (runs only while the lone king stands on the main diagonal)
 EG_RESTART = 2  # 1: a capture or crowning starts the count afresh
 EG_STRONG_MOVES = 3  # 1: drawn after the stronger side's last move
-EG_STRONG = 4  # [3] bit set of the stronger side's (kings, men): bit kings * EG_SIDE + men
+EG_STRONG = 4  # [3] lone-king counts: bit set of the stronger side's (kings, men), bit kings * EG_SIDE + men
+EG_BOTH_KINGS = 7  # 1: the count applies while both sides have a king (EndgameMaterial.BOTH_KINGS)
+EG_PIECES = 8  # both-kings counts: bit set of the numbers of pieces on the board
 EG_SIDE = 13  # kings and men of one side are each at most 12 here
 
 ZOBRIST_SEED = 20261129  # fixed: hashes must be identical in every process
@@ -115,6 +118,7 @@ def kernel_tables(variant: Variant) -> KernelTables:
     rules[R_START_PIECES] = 2 * variant.men_rows * variant.squares_per_row
     rules[R_EG_COUNT] = len(variant.endgame_draws)
     rules[R_EG_MAX_PIECES] = max((draw.max_pieces for draw in variant.endgame_draws), default=0)
+    rules[R_EG_ROAD] = int(any(draw.lone_king_on_main_road for draw in variant.endgame_draws))
     masks = np.zeros(M_COUNT, dtype=np.uint64)
     masks[M_BOARD] = geo.board_mask
     masks[M_PROMO_WHITE] = geo.row_mask[0]
@@ -190,6 +194,8 @@ def _pack_endgame_draws(variant: Variant, packed: npt.NDArray[np.int64]) -> None
         packed[base + EG_MAIN_ROAD] = int(draw.lone_king_on_main_road)
         packed[base + EG_RESTART] = int(draw.restart_on_material_change)
         packed[base + EG_STRONG_MOVES] = int(draw.strong_side_moves)
+        packed[base + EG_BOTH_KINGS] = int(draw.material is EndgameMaterial.BOTH_KINGS)
+        packed[base + EG_PIECES] = sum(1 << pieces for pieces in draw.pieces)
         words = [0, 0, 0]
         for kings, men in draw.strong:
             key = kings * EG_SIDE + men

@@ -22,11 +22,13 @@ import numpy as np
 import pytest
 
 from engine.batch.perft import perft as batch_perft
+from engine.batch.playout import _endgame_next
+from engine.batch.positions import PositionBatch
 from engine.board import Board, Outcome, Termination
 from engine.endgame import NO_RULE, EndgameCount, main_road_mask, matching_rule, next_count, start_count
 from engine.features import default_weights, weight_vector
 from engine.geometry import geometry
-from engine.kernel.endgame import endgame_next
+from engine.kernel.endgame import endgame_expired, endgame_next
 from engine.kernel.perft import perft as kernel_perft
 from engine.kernel.search import MATE
 from engine.kernel.tables import kernel_tables
@@ -168,29 +170,97 @@ def test_no_count_with_more_material_or_two_defenders() -> None:
         assert Board(INTERNATIONAL, fen).endgame_count.rule == NO_RULE
 
 
-# -- russian: 15 moves of the stronger side, 5 on the main road -----------------------------------
+# -- russian, FMJD-64 rules art. 7.2: every count from when the balance of forces arose -----------
+# squares: 1-4 = b8 d8 f8 h8 (top row), 29-32 = a1 c1 e1 g1; the main road a1-h8 is
+# 29, 25, 22, 18, 15, 11, 8, 4
+def _lone_king_on_road(board: Board, move: Move) -> bool:
+    return bool(main_road_mask(RUSSIAN) >> geometry(RUSSIAN).bit(move.end - 1) & 1)
+
+
 def _off_road(board: Board, move: Move) -> bool:
-    """The lone (black) king keeps off the main road."""
-    geo = geometry(RUSSIAN)
-    on_road = main_road_mask(RUSSIAN) >> geo.bit(move.end - 1) & 1
-    return board.turn == Color.WHITE or not on_road
+    """White's men stay home; the lone (black) king keeps off the main road."""
+    return _keep_men_home(board, move) if board.turn == Color.WHITE else not _lone_king_on_road(board, move)
 
 
 def _on_road(board: Board, move: Move) -> bool:
-    geo = geometry(RUSSIAN)
-    return board.turn == Color.WHITE or bool(main_road_mask(RUSSIAN) >> geo.bit(move.end - 1) & 1)
+    """White's men stay home; the lone (black) king stays on the main road."""
+    return _keep_men_home(board, move) if board.turn == Color.WHITE else _lone_king_on_road(board, move)
 
 
+def _road_until(ply: int, back_at: int | None = None) -> MoveFilter:
+    """The lone king stays on the main road before ``ply``, then off it (on again from ``back_at``)."""
+    def allow(board: Board, move: Move) -> bool:
+        if board.turn == Color.WHITE:
+            return True
+        on = board.ply < ply or (back_at is not None and board.ply >= back_at)
+        return _lone_king_on_road(board, move) == on
+    return allow
+
+
+def _men_when_quiet(board: Board, move: Move) -> bool:
+    """Kings move, except that a side with men moves one once 20 plies passed without a man move
+    (so the quiet-ply limit, 15 moves of kings only, never comes first)."""
+    own_men = board.position.men(board.turn)
+    is_man = bool(own_men >> move.from_bit & 1)
+    return is_man if board.quiet_plies >= 20 and own_men else not is_man
+
+
+# 7.2.4: three kings (or more) against a lone king: the stronger side's 15th move
 @pytest.mark.parametrize(("fen", "plies"), [("W:WK30,K31,K32:BK1", 29), ("B:WK30,K31,K32:BK1", 30),
                                             ("W:WK30,K31,K32,K21:BK1", 29)])
 def test_russian_three_kings_fifteen_moves(fen: str, plies: int) -> None:
-    # drawn when the stronger side's 15th move does not take the lone king
     assert plies_to_draw(Board(RUSSIAN, fen), _off_road) == plies
 
 
-@pytest.mark.parametrize(("fen", "plies"), [("W:WK30,K31,K32:BK4", 9), ("B:WK30,K31,K32:BK29", 10)])
+def test_russian_four_kings_have_no_main_road_count() -> None:
+    # 7.2.7 names three pieces; with four kings only the 15 moves of 7.2.4 count
+    board = Board(RUSSIAN, "W:WK30,K31,K32,K21:BK4")
+    assert board.endgame_count.road_rule == NO_RULE
+    assert plies_to_draw(board, _on_road) == 29
+
+
+# 7.2.7: three kings, two kings and a man, or a king and two men against a lone king on the main road
+@pytest.mark.parametrize(("fen", "plies"), [("W:WK30,K31,K32:BK4", 9), ("B:WK30,K31,K32:BK29", 10),
+                                            ("W:WK30,K31,21:BK4", 9), ("W:WK30,21,24:BK4", 9)])
 def test_russian_lone_king_on_the_main_road_five_moves(fen: str, plies: int) -> None:
-    assert plies_to_draw(Board(RUSSIAN, fen), _on_road) == plies
+    board = Board(RUSSIAN, fen)
+    assert board.endgame_count.road_left == plies
+    assert plies_to_draw(board, _on_road) == plies
+
+
+def test_russian_leaving_the_main_road_ends_its_count() -> None:
+    # the lone king leaves the road on its third move: the 15 moves from when the material
+    # arose (7.2.4) still run, the 5 on the road no longer do
+    board = Board(RUSSIAN, "W:WK30,K31,K32:BK4")
+    allow = _road_until(5)
+    shuffle(board, 5, allow)
+    assert board.endgame_count == EndgameCount(1, 24, 4, 4)
+    shuffle(board, 1, allow)
+    assert board.endgame_count == EndgameCount(1, 23)
+    assert plies_to_draw(board, allow) == 23
+
+
+def test_russian_main_road_count_starts_afresh_when_the_king_returns() -> None:
+    board = Board(RUSSIAN, "W:WK30,K31,K32:BK4")
+    # off the road with the move on ply 5, back on it with the move on ply 7: 9 more plies from there
+    assert plies_to_draw(board, _road_until(5, back_at=7)) == 8 + 9
+    assert board.endgame_count == EndgameCount(1, 29 - 17, 4, 0)
+
+
+# 7.2.8: two kings, a king and a man, or a king against a lone king: the stronger side's 5th move
+@pytest.mark.parametrize(("fen", "plies"), [("W:WK30,K31:BK1", 9), ("B:WK30,K31:BK1", 10),
+                                            ("W:WK30,21:BK1", 9), ("W:WK30:BK1", 10)])
+def test_russian_two_pieces_against_a_king_five_moves(fen: str, plies: int) -> None:
+    assert plies_to_draw(Board(RUSSIAN, fen), _keep_men_home) == plies
+
+
+def test_russian_crowning_restarts_the_count() -> None:
+    # a king and a man against a king: the man crowns (a7-b8), two kings now: 5 moves afresh
+    board = Board(RUSSIAN, "W:WK30,5:BK20")
+    assert board.endgame_count == EndgameCount(0, 9)
+    board.push_text("5-1")
+    assert board.endgame_count == EndgameCount(0, 10)
+    assert plies_to_draw(board) == 10
 
 
 def test_russian_capture_restarts_the_count() -> None:
@@ -199,15 +269,39 @@ def test_russian_capture_restarts_the_count() -> None:
     shuffle(board, 10, _off_road)
     offer_and_take(board)
     assert _material(board) == (3, 1) and board.turn == Color.WHITE
-    if board.endgame_count.rule == 0:  # the lone king took on the main road: 5 moves
-        assert board.endgame_count.left == 9
-    else:
-        assert board.endgame_count.left == 29
+    assert board.endgame_count.rule == 1 and board.endgame_count.left == 29
+    on_road = main_road_mask(RUSSIAN) & board.position.black
+    assert board.endgame_count.road_left == (9 if on_road else 0)
 
 
-def test_russian_three_kings_against_king_and_man_has_no_count() -> None:
-    assert Board(RUSSIAN, "W:WK30,K31,K32:BK1,5").endgame_count.rule == NO_RULE
-    assert Board(RUSSIAN, "W:WK30,K31:BK1").endgame_count.rule == NO_RULE
+# 7.2.6: both sides have kings and no capture or crowning: 30 moves (4, 5 pieces), 60 (6, 7 pieces)
+@pytest.mark.parametrize(("fen", "plies"), [("W:WK30,28:BK1,5", 60), ("B:WK30,28:BK1,5", 60),
+                                            ("W:WK30,28,K32:BK1,5", 60), ("W:WK30,28,K31:BK1,5,K3", 120)])
+def test_russian_both_sides_with_kings(fen: str, plies: int) -> None:
+    # men move now and then: that resets the quiet-ply count, not this one
+    board = Board(RUSSIAN, fen)
+    assert board.endgame_count.left == plies
+    assert plies_to_draw(board, _men_when_quiet, limit=130) == plies
+    replay, men_moves = Board(RUSSIAN, fen), 0
+    for move in board.move_stack:
+        men_moves += not replay.position.kings >> move.from_bit & 1
+        replay.push(move)
+    assert men_moves > 0
+
+
+def test_russian_both_kings_count_restarts_on_a_crowning_or_a_capture() -> None:
+    board = Board(RUSSIAN, "W:WK30,5:BK20,12")  # a king and a man each
+    board.push_text("5-1")  # crowns: two kings and the man against a king and a man
+    assert board.endgame_count == EndgameCount(2, 60)
+    board = Board(RUSSIAN, "W:WK30,K31,K32:BK1,14")  # three kings against a king and a man
+    assert board.endgame_count == EndgameCount(2, 60)
+    board.push(next(m for m in board.legal_moves if m.is_capture))  # takes the man: 7.2.4 afresh
+    assert board.endgame_count == EndgameCount(1, 30)
+
+
+def test_russian_lone_king_against_men_only_has_no_count() -> None:
+    assert Board(RUSSIAN, "W:W21,22,23:BK1").endgame_count == EndgameCount(NO_RULE, 0)
+    assert Board(RUSSIAN, "W:W21,22,23,24:BK1,5").endgame_count.rule == NO_RULE  # kings on one side only
 
 
 # -- brazilian: the product's rules by default, the FMJD counts as an option ---------------------
@@ -251,39 +345,138 @@ def test_search_sees_the_five_move_count_run_out() -> None:
     assert searcher.search(position).score == MATE - 3  # a fresh count: 10 plies left
 
 
-@pytest.mark.parametrize("variant", [INTERNATIONAL, RUSSIAN, BRAZILIAN_FMJD_ENDGAME], ids=lambda v: v.name)
-def test_kernel_count_transition_equals_the_board_rules(variant: Variant) -> None:
-    rng = random.Random(5)
+def test_search_sees_the_russian_five_move_count_run_out() -> None:
+    # 7.2.8, two kings against a king: the same win in 3 plies, drawn with 2 plies left
+    position = Board(RUSSIAN, "W:WK8,K32:BK29").position
+    searcher = _searcher(RUSSIAN, 5)
+    assert searcher.search(position, endgame=EndgameCount(0, 3)).score == MATE - 3
+    assert searcher.search(position, endgame=EndgameCount(0, 2)).score == 0
+    assert searcher.search(position).score == MATE - 3
+
+
+def test_search_sees_a_capture_restart_the_russian_count() -> None:
+    # White gives a king up and takes the lone king that took it: the capture starts 7.2.8
+    # afresh (two kings v one becomes a king v one), so 2 plies left do not stop the win
+    position = Board(RUSSIAN, "W:WK25,K28:BK1").position
+    searcher = _searcher(RUSSIAN, 5)
+    result = searcher.search(position, endgame=EndgameCount(0, 2))
+    assert result.score == MATE - 3 and len(result.pv) == 3
+    assert result.pv[1].captured  # Black's reply is the forced capture
+
+
+@pytest.mark.parametrize(("fen", "count"), [
+    ("W:WK30,K31,K32:BK4", EndgameCount(1, 29, 4, 1)),  # 7.2.7 on the main road: the road slot
+    ("W:WK30,K31,K32:BK1", EndgameCount(1, 1)),  # 7.2.4
+    ("W:WK29,K32:BK4,5", EndgameCount(2, 1)),  # 7.2.6 (White has no capture or crowning here)
+])
+def test_search_sees_every_russian_count_run_out(fen: str, count: EndgameCount) -> None:
+    # one ply left: every move of White's ends the game drawn, whatever the material says
+    board = Board(RUSSIAN, fen)
+    assert not any(m.is_capture or m.promotes for m in board.legal_moves)
+    searcher = _searcher(RUSSIAN, 4)
+    assert searcher.search(board.position, endgame=count).score == 0
+    assert searcher.search(board.position, endgame=replace(count, left=40, road_rule=NO_RULE)).score > 100
+
+
+def _random_position(variant: Variant, rng: random.Random) -> Position:
     geo = geometry(variant)
-    tab = kernel_tables(variant).packed
     crown_rows = geo.promotion_mask(Color.WHITE) | geo.promotion_mask(Color.BLACK)
-    for _ in range(3000):
-        squares = rng.sample(range(variant.squares), rng.randint(2, 6))
-        white = black = kings = 0
-        for index, square in enumerate(squares):
-            bit = 1 << geo.bit(square)
-            if index % 2 == 0:
-                white |= bit
-            else:
-                black |= bit
-            if rng.random() < 0.7 or bit & crown_rows:
-                kings |= bit
-        side = Color(rng.randint(0, 1))
-        after = Position(white, black, kings, side)
-        before = EndgameCount(rng.randint(-1, len(variant.endgame_draws) - 1), rng.randint(0, 40))
-        if before.rule == NO_RULE:
-            before = EndgameCount(NO_RULE, 0)
-        changed = rng.random() < 0.5
+    squares = rng.sample(range(variant.squares), rng.randint(2, 8))
+    white = black = kings = 0
+    for index, square in enumerate(squares):
+        bit = 1 << geo.bit(square)
+        if index % 2 == 0 or (index > 3 and rng.random() < 0.3):
+            white |= bit
+        else:
+            black |= bit
+        if rng.random() < 0.6 or bit & crown_rows:
+            kings |= bit
+    return Position(white, black, kings, Color(rng.randint(0, 1)))
+
+
+def _random_count(variant: Variant, rng: random.Random) -> EndgameCount:
+    def slot() -> tuple[int, int]:
+        rule = rng.randint(-1, len(variant.endgame_draws) - 1)
+        return (NO_RULE, 0) if rule == NO_RULE else (rule, rng.randint(0, 130))
+    return EndgameCount(*slot(), *slot())
+
+
+@pytest.mark.parametrize("variant", [INTERNATIONAL, RUSSIAN, BRAZILIAN_FMJD_ENDGAME], ids=lambda v: v.name)
+def test_kernel_and_batch_count_transitions_equal_the_board_rules(variant: Variant) -> None:
+    rng = random.Random(5)
+    tab = kernel_tables(variant).packed
+    cases = [(_random_position(variant, rng), _random_count(variant, rng), rng.random() < 0.5)
+             for _ in range(3000)]
+    for after, before, changed in cases:
         expected = next_count(variant, before, after, changed)
-        got = endgame_next(before.rule, before.left, np.uint64(white), np.uint64(black), np.uint64(kings),
-                           int(side), changed, tab)
-        assert (expected.rule, expected.left) == tuple(got), Board(variant).fen()
+        w, b, k = np.uint64(after.white), np.uint64(after.black), np.uint64(after.kings)
+        side = int(after.side_to_move)
+        got = (*endgame_next(before.rule, before.left, w, b, k, side, changed, False, tab),
+               *endgame_next(before.road_rule, before.road_left, w, b, k, side, changed, True, tab))
+        assert (expected.rule, expected.left, expected.road_rule, expected.road_left) == got, after
         assert start_count(variant, after).rule == matching_rule(variant, after)[0]
+    batch = PositionBatch.from_positions([after for after, _, _ in cases])
+    changed_all = np.array([changed for _, _, changed in cases])
+    for road in (False, True):
+        rules = np.array([(c.road_rule if road else c.rule) for _, c, _ in cases], dtype=np.int64)
+        lefts = np.array([(c.road_left if road else c.left) for _, c, _ in cases], dtype=np.int64)
+        new_rule, new_left = _endgame_next(variant, batch, rules, lefts, changed_all, road)
+        want = [next_count(variant, c, after, changed) for after, c, changed in cases]
+        assert new_rule.tolist() == [(c.road_rule if road else c.rule) for c in want]
+        assert new_left.tolist() == [(c.road_left if road else c.left) for c in want]
+
+
+def _played(variant: Variant, fen: str, allow: MoveFilter | None, before: int = 0) -> Board:
+    """A game from ``fen`` to its draw by a count (after ``before`` plies, a sacrifice taken)."""
+    board = Board(variant, fen)
+    if before:
+        shuffle(board, before, allow)
+        offer_and_take(board)
+    plies_to_draw(board, allow, limit=130)
+    return board
+
+
+@pytest.mark.parametrize(("variant", "fen", "allow", "before"), [
+    (RUSSIAN, "W:WK30,28:BK1,5", _men_when_quiet, 0),  # 7.2.6, 4 pieces
+    (RUSSIAN, "W:WK30,28,K31:BK1,5,K3", _men_when_quiet, 0),  # 7.2.6, 6 pieces
+    (RUSSIAN, "W:WK30,K31,K32:BK4", _road_until(5, back_at=7), 0),  # 7.2.7 off and on the road
+    (RUSSIAN, "W:WK30,5:BK20", None, 0),  # 7.2.8 with a crowning
+    (RUSSIAN, "W:WK30,K31,K32,K21:BK1", _off_road, 10),  # 7.2.4 with a capture
+    (INTERNATIONAL, "W:WK46,K47,K48:BK3", None, 24),  # art. 6.3 handed over to 6.4
+], ids=["7.2.6-4", "7.2.6-6", "7.2.7", "7.2.8", "7.2.4", "fmjd-6.3-6.4"])
+def test_batch_and_kernel_counts_follow_a_board_game_to_its_draw(
+    variant: Variant, fen: str, allow: MoveFilter | None, before: int
+) -> None:
+    # the generators' count transitions, fed the moves of a game the board ended by a count,
+    # run out on the same ply
+    board = _played(variant, fen, allow, before)
+    tab = kernel_tables(variant).packed
+    replay = Board(variant, fen)
+    count = replay.endgame_count
+    for move in board.move_stack:
+        changed = move.is_capture or move.promotes
+        replay.push(move)
+        after = replay.position
+        w, b, k = np.uint64(after.white), np.uint64(after.black), np.uint64(after.kings)
+        side = int(after.side_to_move)
+        kernel = (*endgame_next(count.rule, count.left, w, b, k, side, changed, False, tab),
+                  *endgame_next(count.road_rule, count.road_left, w, b, k, side, changed, True, tab))
+        one = PositionBatch.from_positions([after])
+        flag = np.array([changed])
+        before_slots = ((count.rule, count.left, False), (count.road_rule, count.road_left, True))
+        slots = [_endgame_next(variant, one, np.array([rule]), np.array([left]), flag, road)
+                 for rule, left, road in before_slots]
+        batch = tuple(int(x[0]) for slot in slots for x in slot)
+        count = replay.endgame_count
+        assert kernel == batch == (count.rule, count.left, count.road_rule, count.road_left)
+        assert endgame_expired(*kernel) == count.expired == (replay.outcome() == DRAWN)
+    assert count.expired
 
 
 @pytest.mark.parametrize(("variant", "fen"),
-                         [(INTERNATIONAL, "W:WK46,K47:BK3"), (RUSSIAN, "W:WK30,K31,K32:BK4")],
-                         ids=["international", "russian"])
+                         [(INTERNATIONAL, "W:WK46,K47:BK3"), (RUSSIAN, "W:WK30,K31,K32:BK4"),
+                          (RUSSIAN, "W:WK29,28,K32:BK4,5,K1"), (RUSSIAN, "W:WK30,K31,21:BK4")],
+                         ids=["international", "russian-road", "russian-both-kings", "russian-road-man"])
 def test_perft_ignores_the_counts(variant: Variant, fen: str) -> None:
     # perft counts move paths; no draw rule prunes it
     plain = replace(variant, endgame_draws=())

@@ -155,7 +155,9 @@ def test_bad_runner_inputs() -> None:
 @pytest.mark.parametrize(("variant_name", "fen"), [
     ("international", "W:WK46,K47:BK3"),         # two kings against one: the 5-moves-each count
     ("international", "W:WK46,K47,K48:BK3"),     # three kings against one: the 16-moves-each count
-    ("russian", "W:WK30,K31,K32:BK4"),           # three kings against one king
+    ("russian", "W:WK30,K31,K32:BK4"),           # three kings against one king on the main road
+    ("russian", "W:WK30,K31:BK1"),               # two kings against one (FMJD-64 art. 7.2.8)
+    ("russian", "W:WK30,K31,21:BK4"),            # two kings and a man, main road (art. 7.2.7)
 ])
 def test_small_endgame_counts_end_runner_games_as_board_games(variant_name: str, fen: str) -> None:
     """The runner keeps the small-endgame draw count of the game, and its searches see it."""

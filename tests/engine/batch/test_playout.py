@@ -63,12 +63,19 @@ _DRAWS = {Termination.THREEFOLD_REPETITION, Termination.QUIET_PLY_LIMIT}
     ("international", 30, 120, None, _DECISIVE | {Termination.PLY_CAP}),
     # king endgames: repetitions and quiet-ply draws
     ("english", 60, 300, "W:WK29,K30,K31:BK2,K3,K4", _DECISIVE | _DRAWS),
-    ("russian", 60, 300, "W:WK29,K30:BK4,K3", _DECISIVE | {Termination.QUIET_PLY_LIMIT}),
-    # small-endgame counts (FMJD art. 6; russian three kings v one, on and off the main road)
+    # russian two kings each: the first capture leaves two kings v one, 5 moves (FMJD-64 art. 7.2.8)
+    ("russian", 60, 300, "W:WK29,K30:BK4,K3", _DECISIVE | {Termination.ENDGAME_MOVE_LIMIT}),
+    # small-endgame counts (FMJD art. 6.3, 6.4; russian three kings v one, on and off the main road)
     ("international", 80, 300, "W:WK46,K47,K48:BK3", {Termination.ENDGAME_MOVE_LIMIT}),
     ("international", 80, 300, "W:WK46,K47,36,16:BK3,K4", {Termination.ENDGAME_MOVE_LIMIT}),
-    ("russian", 80, 300, "W:WK30,K31,K32,K21:BK1", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 80, 300, "W:WK30,K31,K32:BK1", {Termination.ENDGAME_MOVE_LIMIT}),
     ("russian", 80, 300, "W:WK30,K31,K32:BK4", {Termination.ENDGAME_MOVE_LIMIT}),
+    # russian (FMJD-64 art. 7.2): 7.2.8 two kings v one; 7.2.7 with a man, on the main road;
+    # 7.2.6 both sides with kings, in 4 and 6 pieces (men moving reset only the quiet-ply count)
+    ("russian", 80, 300, "W:WK30,K31:BK1", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 80, 300, "W:WK30,K31,21:BK4", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 120, 300, "W:WK30,28:BK1,5", {Termination.ENDGAME_MOVE_LIMIT}),
+    ("russian", 120, 300, "W:WK30,28,K31:BK1,5,K3", {Termination.ENDGAME_MOVE_LIMIT}),
     ("brazilian-fmjd-endgame", 80, 300, "W:WK31,K32,K30:BK2", {Termination.ENDGAME_MOVE_LIMIT}),
 ])
 def test_endings_agree_with_board(
