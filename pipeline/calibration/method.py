@@ -34,6 +34,7 @@ from engine.board import Board
 from engine.player import Player
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration import claims
+from pipeline.calibration.dial import DialCheck, DialLevel, plan_dial, predicted_score, spot_checked
 from pipeline.calibration.outcome import CalibrationOutcome, EasyTrial, LevelOutcome
 from pipeline.calibration.paths import (
     EASY_SPACE,
@@ -51,7 +52,7 @@ from pipeline.games.pairings import Pairing
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
-from pipeline.ratings.scale import ScaleFit, scale_from_games
+from pipeline.ratings.scale import ScaleFit, match_score, scale_from_games
 from pipeline.tuning.studies import (
     ask_trial,
     complete_trials,
@@ -306,6 +307,8 @@ def run_calibration(
     target = (_elo(fit, easy.player) + _elo(fit, hard.name)) / 2.0
     medium, medium_note = _choose_medium(ctx.variant, weights, curves, fit, target)
     say(f"calibrate: chose easy {easy.player}, medium {medium.name} (target {target:.0f}), hard {hard.name}")
+    dial = _plan_dial(ctx.variant, weights, section, curves, fit, easy_level, hard)
+    checked = [(lv, player) for lv, player in dial if lv.index in spot_checked([d for d, _ in dial])]
 
     val_ctx = replace(ctx, deck=split.validation)
     chosen = {"easy": easy_level, "medium": medium, "hard": hard}
@@ -315,6 +318,7 @@ def run_calibration(
         Pairing(chosen["medium"].spec, chosen["easy"].spec, n_val, stream=_STREAM),
         Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
     ]
+    pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
     vfit = scale_from_games(
@@ -365,6 +369,13 @@ def run_calibration(
             games=int(pooled.games[pooled.index(player.name)]),
         )
     product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
+    checks = []
+    for lv, player in checked:
+        measured = match_score(validation, player.name, product.anchor, bootstrap=section.bootstrap,
+                               seed=ctx.run_seed)
+        checks.append(DialCheck(lv.index, player.name, predicted_score(lv, _elo(fit, product.anchor)),
+                                measured.score.value, (measured.score.ci_low, measured.score.ci_high),
+                                measured.games))
     outcome = CalibrationOutcome(
         variant=ctx.variant,
         product_file=str(product.path),
@@ -398,9 +409,29 @@ def run_calibration(
         validation_openings=tuple(o.id for o in split.validation),
         games=everything.num_rows,
         scale=pooled.to_json(samples=False),
+        dial=tuple(lv for lv, _ in dial),
+        dial_checks=tuple(checks),
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+def _plan_dial(variant: str, weights: Mapping[str, float], section: CalibrateSection, curves: Curves,
+               fit: ScaleFit, easy: PathPlayer, hard: PathPlayer) -> tuple[tuple[DialLevel, PathPlayer], ...]:
+    """``[calibrate] dial`` levels on the choice fit's curves (none when the key is 0)."""
+    if section.dial == 0:
+        return ()
+    medium_curve = fit_curve([-n for n in curves.medium_noise], fit, [p.name for p in curves.medium[:-1]],
+                             increasing=True)
+    hard_curve = fit_curve([float(np.log2(b)) for b in section.hard_budgets], fit,
+                           [p.name for p in curves.hard], increasing=True)
+
+    def end(player: PathPlayer) -> tuple[PathPlayer, float, tuple[float, float]]:
+        r = fit.rating(player.name)
+        return player, r.value, (r.ci_low, r.ci_high)
+
+    return plan_dial(section.dial, variant, weights, {"easy": end(easy), "hard": end(hard)}, medium_curve,
+                     hard_curve)
 
 
 def _choose_medium(

@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration.claims import Claim
+from pipeline.calibration.dial import DialCheck, DialLevel
 from pipeline.jsonrecord import Fields, RecordError
 
 Interval = tuple[float, float]
@@ -140,6 +141,8 @@ class CalibrationOutcome:
     validation_openings: tuple[str, ...]
     games: int
     scale: Mapping[str, Any]
+    dial: tuple[DialLevel, ...] = ()  # [calibrate] dial levels from Easy to Hard (none when dial = 0)
+    dial_checks: tuple[DialCheck, ...] = ()  # two interior dial levels against the product's Medium
 
     @property
     def all_claims_hold(self) -> bool:
@@ -166,6 +169,8 @@ class CalibrationOutcome:
             "validation_openings": list(self.validation_openings),
             "games": self.games,
             "scale": dict(self.scale),
+            "dial": [d.to_json() for d in self.dial],
+            "dial_checks": [c.to_json() for c in self.dial_checks],
         }
 
     @classmethod
@@ -194,6 +199,8 @@ class CalibrationOutcome:
             f.texts("validation_openings"),
             f.integer("games"),
             f.document("scale"),
+            f.records("dial", DialLevel.from_json),
+            f.records("dial_checks", DialCheck.from_json),
         )
 
 

@@ -66,6 +66,7 @@ class ExportResult:
     variant: str
     bench_signature: int
     levels: dict[str, tuple[float, float, float]]  # level -> (elo, ci low, ci high)
+    dial_path: Path | None = None  # <variant>-dial.json beside the profile, when the run made a dial
 
 
 def current_bench_signature(variant: str) -> int:
@@ -203,4 +204,23 @@ def export_run(
     path = write_profile(profile, folder / "profiles" if profiles_dir is None else profiles_dir)
     loaded = verify_profile(path, variant, signature)
     levels = {name: (lp.elo, lp.elo_ci[0], lp.elo_ci[1]) for name, lp in loaded.provenance.levels.items()}
-    return ExportResult(path, variant, signature, levels)
+    dial_path = write_dial(outcome, path.parent, loaded.profile_hash()) if outcome.dial else None
+    return ExportResult(path, variant, signature, levels, dial_path)
+
+
+DIAL_SCHEMA = "draughts.dial"
+DIAL_VERSION = 1
+
+
+def write_dial(outcome: CalibrationOutcome, folder: Path, profile_hash: str) -> Path:
+    """``<folder>/<variant>-dial.json``: the dial's levels (each a profile level with its predicted
+    Elo and CI on the profile's scale) and the run's spot checks of two of them."""
+    path = folder / f"{outcome.variant}-dial.json"
+    doc = {"schema": DIAL_SCHEMA, "version": DIAL_VERSION, "variant": outcome.variant,
+           "profile_hash": profile_hash, "anchor": outcome.anchor, "anchor_elo": outcome.anchor_elo,
+           "levels": [{**lv.to_json(), "elo": round(lv.elo, 1),
+                       "ci": [round(lv.ci[0], 1), round(lv.ci[1], 1)]} for lv in outcome.dial],
+           "checks": [c.to_json() for c in outcome.dial_checks]}
+    text = json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return path

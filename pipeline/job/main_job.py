@@ -325,8 +325,9 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
     tracker.log_metrics(metrics)
     tracker.log_artifact(result.path, "profile")
     summary.profile = result.path
+    dial = f"; dial: {result.dial_path}" if result.dial_path else ""
     summary.lines.append(f"export: {result.path} (bench signature {result.bench_signature}, "
-                         "reloaded by the engine)")
+                         f"reloaded by the engine){dial}")
     printer.log(summary.lines[-1])
 
 

@@ -100,6 +100,18 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
             f"| {t.slot} | {t.gap:+.0f} | {t.blunder_rate:.3f} | {'yes' if t.feasible else 'no'} | "
             f"{'yes' if t.slot == outcome.easy_choice else ''} | {mix} |"
         )
+    if outcome.dial:
+        lines += ["", "Difficulty dial (predicted Elo from the strength curves):", "",
+                  "| position | player | curve | knob | predicted Elo [95 % CI] | note |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for d in outcome.dial:
+            lines.append(f"| {d.index} | {d.player} | {d.curve} | {_opt(d.knob, 'g')} | {d.elo:.0f} "
+                         f"[{d.ci[0]:.0f}, {d.ci[1]:.0f}] | {d.note} |")
+        for check in outcome.dial_checks:
+            verdict = "reproduced" if check.reproduced else "NOT reproduced"
+            lines.append(f"- spot check: dial {check.index} ({check.player}) against the product's Medium "
+                         f"scored {check.score:.3f} [{check.score_ci[0]:.3f}, {check.score_ci[1]:.3f}] over "
+                         f"{check.games} games, predicted {check.predicted_score:.3f} ({verdict})")
     if tune is not None:
         lines += ["", f"Weight tuning: {tune.decision} (accepted: {tune.accepted})."]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,131 @@
+"""The calibration method's pieces without games: the opening split, the curve pairings, the
+choice of Easy, the judging rules and the dial."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.features import default_weights
+from engine.variants import get_variant
+from pipeline.calibration import claims
+from pipeline.calibration.dial import plan_dial, predicted_score, spot_checked
+from pipeline.calibration.method import choose_easy, curve_pairings, curve_players, split_openings
+from pipeline.calibration.outcome import EasyTrial
+from pipeline.calibration.paths import easy_player, hard_player, medium_player
+from pipeline.calibration.product import product_levels, product_profile_path
+from pipeline.config.job_sections import CalibrateSection
+from pipeline.games.openings import load_deck
+from pipeline.games.players import parse_player_spec
+from pipeline.ratings.curve import curve_from_samples
+
+WEIGHTS = default_weights(get_variant("english"))
+
+
+def test_the_split_is_disjoint_seeded_and_refuses_a_small_deck() -> None:
+    deck = load_deck("english")
+    split = split_openings(deck, 7, 40, 60)
+    ids = [o.id for o in (*split.curve, *split.validation, *split.unused)]
+    assert (
+        len(split.curve) == 40 and len(split.validation) == 60 and sorted(ids) == sorted(o.id for o in deck)
+    )
+    assert split_openings(deck, 7, 40, 60) == split and split_openings(deck, 8, 40, 60) != split
+    with pytest.raises(
+        ValueError, match=r"the opening deck has 157 openings; .* = 200 needs at least that many"
+    ):
+        split_openings(deck, 7, 100, 100)
+
+
+def test_the_product_levels_come_from_the_products_file() -> None:
+    assert product_profile_path("english").name == "english-baseline.json"
+    assert product_profile_path("brazilian").name == "brazilian-start.json"
+    product = product_levels("english")
+    assert product.anchor == "product-medium" and product.level("hard").node_budget == 200_000
+    assert parse_player_spec(product.spec("easy")).level == "product-easy"
+
+
+def test_every_curve_point_plays_its_reference_and_its_neighbour() -> None:
+    section = CalibrateSection(hard_budgets=(1000, 4000, 16000), medium_noise=(0.0, 50.0, 100.0))
+    curves = curve_players("english", WEIGHTS, section)
+    assert [p.name for p in curves.hard] == ["hard-1000", "hard-4000", "hard-16000"]
+    assert [p.name for p in curves.medium] == [
+        "medium-d4-n100",
+        "medium-d4-n50",
+        "medium-d4-n0",
+        "medium-d5-n0",
+    ]
+    pairings = curve_pairings(product_levels("english"), curves, 12)
+    assert len(pairings) == 2 + (3 + 2) + (4 + 3) and all(p.pairs == 12 and p.stream == 0 for p in pairings)
+    names = [(parse_player_spec(p.a_spec).level, parse_player_spec(p.b_spec).level) for p in pairings]
+    assert ("hard-4000", "hard-1000") in names and ("medium-d5-n0", "medium-d4-n0") in names
+    assert ("hard-16000", "product-hard") in names and ("medium-d4-n50", "product-medium") in names
+
+
+def test_level_paths_keep_their_character() -> None:
+    hard = hard_player("english", WEIGHTS, 200_000).level
+    assert (hard.node_budget, hard.max_depth, hard.quiescence, hard.noise_sigma) == (200_000, 64, True, 0.0)
+    medium = medium_player("english", WEIGHTS, 37.26).level
+    assert (medium.max_depth, medium.quiescence, medium.noise_sigma) == (4, True, 37.3)
+    easy = easy_player("english", WEIGHTS, {"noise_sigma": 123.456, "random_move_prob": 0.12345}, "e").level
+    assert (easy.max_depth, easy.quiescence, easy.noise_sigma, easy.random_move_prob) == (
+        2,
+        False,
+        123.5,
+        0.123,
+    )
+    with pytest.raises(ValueError, match="unknown knob 'node_budget'"):
+        easy_player("english", WEIGHTS, {"node_budget": 5}, "e")
+
+
+def _trial(slot: int, gap: float, blunders: float) -> EasyTrial:
+    return EasyTrial(slot, f"easy-t{slot:03d}", {}, gap, 0.5, blunders, 40, abs(gap) <= claims.EASY_TOLERANCE)
+
+
+def test_easy_is_the_least_blundering_feasible_trial_else_the_closest() -> None:
+    assert choose_easy([_trial(0, 10, 0.2), _trial(1, -25, 0.1), _trial(2, 60, 0.01)]).slot == 1
+    assert choose_easy([_trial(0, 80, 0.2), _trial(1, -45, 0.3)]).slot == 1
+    with pytest.raises(ValueError, match="no finished trial"):
+        choose_easy([])
+
+
+def test_the_claims_are_the_pre_registered_rules() -> None:
+    assert claims.hard_claim(55, 30, 80).holds and claims.hard_claim(55, 30, 80).precise
+    assert not claims.hard_claim(45, 20, 70).holds and not claims.hard_claim(60, -5, 125).holds
+    assert not claims.hard_claim(70, 10, 130).precise
+    assert claims.easy_claim(-29, -50, -10).holds and not claims.easy_claim(31, 10, 50).holds
+    assert claims.medium_claim(49, 10, 90).holds and not claims.medium_claim(-51, -90, -10).holds
+    assert claims.blunder_claim(0.05, 0.1) and not claims.blunder_claim(0.06, 0.1)
+    assert claims.blunder_claim(None, 0.1) is None
+
+
+def _curve(xs: list[float], elos: list[float]) -> object:
+    rng = np.random.default_rng(0)
+    samples = np.array(elos)[None, :] + rng.normal(0, 10, size=(200, len(elos)))
+    return curve_from_samples(xs, elos, samples, increasing=True)
+
+
+def test_the_dial_spaces_levels_evenly_from_easy_to_hard() -> None:
+    medium = _curve([-160.0, -80.0, 0.0], [900.0, 1200.0, 1500.0])
+    hard = _curve([14.0, 16.0, 17.6], [1550.0, 1750.0, 1900.0])
+    easy, top = (
+        easy_player("english", WEIGHTS, {"noise_sigma": 100.0}, "easy-t001"),
+        hard_player("english", WEIGHTS, 200_000),
+    )
+    dial = plan_dial(
+        5,
+        "english",
+        WEIGHTS,
+        {"easy": (easy, 700.0, (680.0, 720.0)), "hard": (top, 1900.0, (1880.0, 1920.0))},
+        medium,
+        hard,
+    )  # type: ignore[arg-type]
+    levels = [d for d, _ in dial]
+    assert [d.index for d in levels] == [0, 1, 2, 3, 4] and levels[0].player == "easy-t001"
+    assert [d.curve for d in levels] == ["easy", "medium", "medium", "hard", "hard"]
+    assert 80 < levels[1].knob < 160 and levels[1].note == "on the medium curve"  # type: ignore[operator]
+    assert levels[2].elo == pytest.approx(1300.0, abs=15) and 0 < levels[2].knob < 80  # type: ignore[operator]
+    assert levels[3].knob is not None and 2**14 <= levels[3].knob <= 2**17.6
+    assert [p.name for _, p in dial][1:4] == ["dial-1", "dial-2", "dial-3"]
+    assert spot_checked(levels) == (2, 3)
+    assert predicted_score(levels[2], 1500.0) == pytest.approx(1 / (1 + 10 ** (200 / 400)), abs=0.03)
+    assert plan_dial(0, "english", WEIGHTS, {}, medium, hard) == ()  # type: ignore[arg-type]
