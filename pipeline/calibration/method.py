@@ -46,6 +46,8 @@ from pipeline.calibration.paths import (
     medium_player,
 )
 from pipeline.calibration.product import ANCHOR_ELO, ProductLevels, product_levels
+from pipeline.calibration.tactics_score import solve_rate
+from pipeline.calibration.tactics_set import TacticalPosition, load_tactics
 from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
@@ -345,6 +347,7 @@ def run_calibration(
         seed=ctx.run_seed + 2,
     )
     positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
+    tactics = load_tactics(ctx.variant).positions
     levels: dict[str, LevelOutcome] = {}
     for i, level in enumerate(LEVEL_NAMES):
         player = chosen[level]
@@ -367,6 +370,7 @@ def run_calibration(
             blunder_rate=blunders.rate,
             blunder_ci=(blunders.ci_low, blunders.ci_high),
             games=int(pooled.games[pooled.index(player.name)]),
+            tactics=_tactics(player, tactics),
         )
     product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
     checks = []
@@ -414,6 +418,12 @@ def run_calibration(
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+def _tactics(player: PathPlayer, positions: Sequence[TacticalPosition]) -> tuple[int, int]:
+    """Positions of the tactical test set the level solves (``pipeline.calibration.tactics_score``)."""
+    result = solve_rate(player.level, positions, seed=0)
+    return result.solved, result.total
 
 
 def _plan_dial(variant: str, weights: Mapping[str, float], section: CalibrateSection, curves: Curves,

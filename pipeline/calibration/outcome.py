@@ -71,6 +71,7 @@ class LevelOutcome:
     blunder_rate: float | None
     blunder_ci: Interval
     games: int
+    tactics: tuple[int, int]  # positions of the variant's tactical test set solved, out of how many
 
     def describe(self) -> str:
         """The level's knobs in a few words (for the profile's description)."""
@@ -115,6 +116,7 @@ class LevelOutcome:
             f.opt_number("blunder_rate"),
             f.interval("blunder_ci"),
             f.integer("games"),
+            _two_ints(f.integers("tactics"), f.path("tactics")),
         )
 
 
@@ -202,6 +204,12 @@ class CalibrationOutcome:
             f.records("dial", DialLevel.from_json),
             f.records("dial_checks", DialCheck.from_json),
         )
+
+
+def _two_ints(values: tuple[int, ...], where: str) -> tuple[int, int]:
+    if len(values) != 2:
+        raise RecordError(f"{where}: expected [solved, total], got {list(values)}")
+    return values[0], values[1]
 
 
 def _triple(value: object, where: str) -> tuple[float, float, float]:

@@ -52,8 +52,8 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
         f"validation openings, {outcome.games} games).",
         "",
         "| level | player | Elo | 95 % CI | validation Elo [CI] | expected score vs next | vs product "
-        "easy / medium / hard | nodes/move | median depth | blunder rate |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "easy / medium / hard | nodes/move | median depth | blunder rate | tactics solved |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in LEVEL_NAMES:
         r = outcome.levels[name]
@@ -62,7 +62,8 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
             f"| {name} | {r.player} | {r.elo:.0f} | [{r.ci[0]:.0f}, {r.ci[1]:.0f}] | {r.validation_elo:.0f} "
             f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | {_opt(r.expected_score_next, '.3f')} | "
             f"{vs} | "
-            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} |"
+            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} | "
+            f"{r.tactics[0]}/{r.tactics[1]} |"
         )
     lines += ["", "| product level | Elo | 95 % CI |", "| --- | --- | --- |"]
     for name in LEVEL_NAMES:

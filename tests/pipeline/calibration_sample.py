@@ -44,6 +44,7 @@ def sample_outcome(variant: str = "english") -> CalibrationOutcome:
             blunder_rate=0.1 / (i + 1),
             blunder_ci=(0.01, 0.2),
             games=400,
+            tactics=(100 + 20 * i, 150),
         )
     trials = (
         EasyTrial(
