@@ -54,7 +54,7 @@ from pipeline.games.pairings import Pairing
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
-from pipeline.ratings.scale import ScaleFit, match_score, scale_from_games
+from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, scale_from_games
 from pipeline.tuning.studies import (
     ask_trial,
     complete_trials,
@@ -371,6 +371,7 @@ def run_calibration(
             blunder_ci=(blunders.ci_low, blunders.ci_high),
             games=int(pooled.games[pooled.index(player.name)]),
             tactics=_tactics(player, tactics),
+            measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
         )
     product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
     checks = []
@@ -408,7 +409,9 @@ def run_calibration(
                 "-noise_sigma",
             ),
         },
-        openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused)},
+        openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused),
+                  "validation_games": validation.num_rows,
+                  "distinct_validation_games": distinct_games(validation).distinct},
         curve_openings=tuple(o.id for o in split.curve),
         validation_openings=tuple(o.id for o in split.validation),
         games=everything.num_rows,
@@ -418,6 +421,19 @@ def run_calibration(
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+def _measured(games: pa.Table, player: str, bootstrap: int,
+              seed: int) -> dict[str, tuple[float, float, float]]:
+    """The player's score with its bootstrap CI against every opponent it met in ``games``."""
+    rows = games.select(["player_a", "player_b"]).to_pylist()
+    opponents = sorted({r["player_b"] if r["player_a"] == player else r["player_a"] for r in rows
+                        if player in (r["player_a"], r["player_b"])})
+    out = {}
+    for other in opponents:
+        m = match_score(games, player, other, bootstrap=bootstrap, seed=seed)
+        out[other] = (m.score.value, m.score.ci_low, m.score.ci_high)
+    return out
 
 
 def _tactics(player: PathPlayer, positions: Sequence[TacticalPosition]) -> tuple[int, int]:

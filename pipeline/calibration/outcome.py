@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.profile import LEVEL_NAMES
@@ -72,6 +72,8 @@ class LevelOutcome:
     blunder_ci: Interval
     games: int
     tactics: tuple[int, int]  # positions of the variant's tactical test set solved, out of how many
+    #: measured score [point, CI low, CI high] against each opponent it met in the validation games
+    measured_scores: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The level's knobs in a few words (for the profile's description)."""
@@ -93,7 +95,7 @@ class LevelOutcome:
             if isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, Mapping):
-                value = dict(value)
+                value = {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
             out[f.name] = value
         return out
 
@@ -117,6 +119,8 @@ class LevelOutcome:
             f.interval("blunder_ci"),
             f.integer("games"),
             _two_ints(f.integers("tactics"), f.path("tactics")),
+            {k: _triple(v, f"{f.path('measured_scores')}.{k}")
+             for k, v in f.document("measured_scores").items()},
         )
 
 

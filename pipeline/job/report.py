@@ -15,6 +15,7 @@ from engine.profile import LEVEL_NAMES
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
 from pipeline.jsonrecord import RecordError
+from pipeline.ratings.logistic import elo_to_score
 from pipeline.tracking.plots import (
     CurvePoint,
     LadderRow,
@@ -65,6 +66,14 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
             f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} | "
             f"{r.tactics[0]}/{r.tactics[1]} |"
         )
+    lines += ["", "Measured on the validation games (score, 95 % CI) against the expected score:", "",
+              "| level | opponent | measured score | expected score |", "| --- | --- | --- | --- |"]
+    for name in LEVEL_NAMES:
+        r = outcome.levels[name]
+        for other, (score, low, high) in sorted(r.measured_scores.items()):
+            expected = _expected(outcome, name, other)
+            lines.append(f"| {name} | {other} | {score:.3f} [{low:.3f}, {high:.3f}] | "
+                         f"{_opt(expected, '.3f')} |")
     lines += ["", "| product level | Elo | 95 % CI |", "| --- | --- | --- |"]
     for name in LEVEL_NAMES:
         elo, low, high = outcome.product_elo[name]
@@ -116,6 +125,17 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
     if tune is not None:
         lines += ["", f"Weight tuning: {tune.decision} (accepted: {tune.accepted})."]
     return "\n".join(lines) + "\n"
+
+
+def _expected(outcome: CalibrationOutcome, level: str, other: str) -> float | None:
+    """The pooled fit's expected score of ``level`` against ``other`` (a product level or a level)."""
+    r = outcome.levels[level]
+    if other.startswith("product-") and other[len("product-"):] in r.expected_score_product:
+        return r.expected_score_product[other[len("product-"):]]
+    for lv in outcome.levels.values():
+        if lv.player == other:
+            return float(elo_to_score(r.elo - lv.elo))
+    return None
 
 
 def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:

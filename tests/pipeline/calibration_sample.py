@@ -45,6 +45,7 @@ def sample_outcome(variant: str = "english") -> CalibrationOutcome:
             blunder_ci=(0.01, 0.2),
             games=400,
             tactics=(100 + 20 * i, 150),
+            measured_scores={f'product-{name}': (0.5, 0.45, 0.55)},
         )
     trials = (
         EasyTrial(
