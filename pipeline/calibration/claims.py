@@ -9,13 +9,16 @@ used them), on the score-based scale with the product's Medium held at 1500:
   rate at most half the product Easy's (the blunder rate is reported either way).
 - **Medium** lies at the midpoint of Easy and Hard: |Medium - midpoint| <= 50, CI half-width <= 50.
 
+A claim whose players are split by perfect scores (one side never dropped a point, so the gap
+rests on the fit's prior) is not measured: it neither holds nor is precise, and its note says so.
 A run that misses a claim is reported as missing it (and its profile says so); it is not re-run
 with another seed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from pipeline.jsonrecord import Fields
 
@@ -39,6 +42,7 @@ class Claim:
     ci_high: float
     holds: bool
     precise: bool  # the CI is as narrow as the rule asks
+    note: str = ""  # why a claim could not be measured (it then neither holds nor is precise)
 
     @property
     def half_width(self) -> float:
@@ -52,11 +56,12 @@ class Claim:
             "ci": [self.ci_low, self.ci_high],
             "holds": self.holds,
             "precise": self.precise,
+            "note": self.note,
         }
 
     @classmethod
     def from_json(cls, data: object, where: str = "claim") -> Claim:
-        f = Fields(data, where, ("level", "what", "estimate", "ci", "holds", "precise"))
+        f = Fields(data, where, ("level", "what", "estimate", "ci", "holds", "precise", "note"))
         low, high = f.interval("ci")
         return cls(
             f.text("level"),
@@ -66,6 +71,7 @@ class Claim:
             high,
             f.flag("holds"),
             f.flag("precise"),
+            f.text("note"),
         )
 
 
@@ -113,3 +119,15 @@ def blunder_claim(rate: float | None, product_rate: float | None) -> bool | None
     if rate is None or product_rate is None:
         return None
     return rate <= EASY_BLUNDER_SHARE * product_rate
+
+
+def unmeasured(claim: Claim, players: Iterable[str], groups: Iterable[frozenset[str]]) -> Claim:
+    """``claim`` as measured, or refused when perfect scores split its players: the gap between
+    them then rests on the fit's prior, not on the games."""
+    wanted = set(players)
+    if any(wanted <= g for g in groups):
+        return claim
+    split = [sorted(g & wanted) for g in groups if g & wanted]
+    note = (f"not measured: perfect scores split {' | '.join(', '.join(s) for s in split)}; the gap rests on "
+            "the fit's prior (curve points between these levels would measure it)")
+    return replace(claim, holds=False, precise=False, note=note)

@@ -54,7 +54,7 @@ from pipeline.games.pairings import Pairing
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
-from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, scale_from_games
+from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
 from pipeline.tuning.studies import (
     ask_trial,
     complete_trials,
@@ -114,7 +114,10 @@ def curve_players(variant: str, weights: Mapping[str, float], section: Calibrate
 
 
 def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[Pairing]:
-    """Every pairing of the curve stage, each on the same ``pairs`` openings."""
+    """Every pairing of the curve stage, each on the same ``pairs`` openings: the product's levels
+    in a chain, each curve point against its reference and its neighbour, and the curves' ends
+    against the next level's (Medium's weakest point against the product's Easy, Hard's weakest
+    against Medium's strongest), so the curves overlap where the product's levels are far apart."""
     out = [
         Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
         Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM),
@@ -124,6 +127,8 @@ def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[P
             out.append(Pairing(player.spec, product.spec(ref), pairs, stream=_STREAM))
             if i:
                 out.append(Pairing(player.spec, path[i - 1].spec, pairs, stream=_STREAM))
+    out.append(Pairing(curves.medium[0].spec, product.spec("easy"), pairs, stream=_STREAM))
+    out.append(Pairing(curves.hard[0].spec, curves.medium[-1].spec, pairs, stream=_STREAM))
     return out
 
 
@@ -331,12 +336,16 @@ def run_calibration(
         seed=ctx.run_seed + 1,
     )
     names = {n: chosen[n].name for n in LEVEL_NAMES}
+    groups = measured_groups(validation)
+    hard_players = (names["hard"], product.player("hard"))
+    easy_players = (names["easy"], product.player("easy"))
+    hard_gap = _interval(vfit, {hard_players[0]: 1.0, hard_players[1]: -1.0})
+    easy_gap = _interval(vfit, {easy_players[0]: 1.0, easy_players[1]: -1.0})
+    offset = _interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})
     verdicts = [
-        claims.hard_claim(*_interval(vfit, {names["hard"]: 1.0, product.player("hard"): -1.0})),
-        claims.easy_claim(*_interval(vfit, {names["easy"]: 1.0, product.player("easy"): -1.0})),
-        claims.medium_claim(
-            *_interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})
-        ),
+        claims.unmeasured(claims.hard_claim(*hard_gap), hard_players, groups),
+        claims.unmeasured(claims.easy_claim(*easy_gap), easy_players, groups),
+        claims.unmeasured(claims.medium_claim(*offset), tuple(names[n] for n in LEVEL_NAMES), groups),
     ]
     everything = pa.concat_tables([choice_games, validation])
     pooled = scale_from_games(

@@ -129,7 +129,11 @@ def _provenance(outcome: CalibrationOutcome, name: str) -> LevelProvenance:
     claim = next((c for c in outcome.claims if c.level == name), None)
     verdict = "" if claim is None else (
         f" Validation: {claim.what}: {claim.estimate:+.0f} [{claim.ci_low:+.0f}, {claim.ci_high:+.0f}] "
-        f"({'holds' if claim.holds else 'MISSED'}{'' if claim.precise else ', CI wider than asked'}).")
+        f"({'holds' if claim.holds else 'MISSED'}{'' if claim.precise else ', CI wider than asked'})"
+        + (f"; {claim.note}" if claim.note else "") + ".")
+    flagged = {f.get("player") for f in outcome.scale.get("flags", []) if isinstance(f, dict)}
+    if level.player in flagged:
+        verdict += " Its Elo rests partly on the fit's prior: perfect scores separate it from the anchor."
     measures = LevelMeasures(round(level.nodes_per_move, 1), level.median_depth,
                              _round(level.blunder_rate, 4),
                              _round(level.expected_score_next, 4),

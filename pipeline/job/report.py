@@ -90,6 +90,11 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
             f"| {c.what} | {c.estimate:+.0f} | [{c.ci_low:+.0f}, {c.ci_high:+.0f}] | "
             f"{'yes' if c.holds else 'NO'} | {'yes' if c.precise else 'NO'} |"
         )
+    for c in outcome.claims:
+        if c.note:
+            lines.append(f"- {c.level}: {c.note}")
+    for note in outcome.scale.get("notes", []):
+        lines.append(f"- pooled fit: {note}")
     halved = {True: "yes", False: "NO", None: "not measurable"}[outcome.easy_blunder_halved]
     lines += [
         "",

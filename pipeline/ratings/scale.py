@@ -534,6 +534,24 @@ def _perfect_score_groups(ei: IntArray, ej: IntArray, pts: FloatArray, n: FloatA
     return labels != labels[a_idx], [np.flatnonzero(labels == c).tolist() for c in range(n_comp)]
 
 
+def measured_groups(table: pa.Table) -> tuple[frozenset[str], ...]:
+    """The groups of players whose rating gaps the games measure (GAMES_SCHEMA ``white_player``,
+    ``black_player``, ``result_white``): the strongly connected components of 'took points from'.
+    A gap between two groups rests on the fit's prior (one side never dropped a point)."""
+    _require_columns(table, ["white_player", "black_player", "result_white"])
+    white = _check_names(table.column("white_player"), "white_player")
+    black = _check_names(table.column("black_player"), "black_player")
+    result = _check_scores(table.column("result_white"), "result_white")
+    names, idx = np.unique(np.concatenate([white, black]), return_inverse=True)
+    wi, bi = idx[: len(white)], idx[len(white):]
+    src = np.concatenate([wi[result > 0], bi[result < 1]])
+    dst = np.concatenate([bi[result > 0], wi[result < 1]])
+    adj = scipy.sparse.coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(names), len(names)))
+    n_comp, labels = scipy.sparse.csgraph.connected_components(adj, directed=True, connection="strong")
+    groups = [frozenset(str(names[i]) for i in np.flatnonzero(labels == c)) for c in range(n_comp)]
+    return tuple(sorted(groups, key=lambda g: sorted(g)))
+
+
 def _flags(names: NDArray[np.str_], col: IntArray, cut_off: NDArray[np.bool_], groups: list[list[int]],
            prior_share: FloatArray, absent: IntArray, n_boot: int,
            prior_sd: float) -> tuple[tuple[PlayerFlag, ...], tuple[str, ...]]:

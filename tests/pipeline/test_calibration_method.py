@@ -55,10 +55,12 @@ def test_every_curve_point_plays_its_reference_and_its_neighbour() -> None:
         "medium-d5-n0",
     ]
     pairings = curve_pairings(product_levels("english"), curves, 12)
-    assert len(pairings) == 2 + (3 + 2) + (4 + 3) and all(p.pairs == 12 and p.stream == 0 for p in pairings)
+    assert len(pairings) == 2 + (3 + 2) + (4 + 3) + 2
+    assert all(p.pairs == 12 and p.stream == 0 for p in pairings)
     names = [(parse_player_spec(p.a_spec).level, parse_player_spec(p.b_spec).level) for p in pairings]
     assert ("hard-4000", "hard-1000") in names and ("medium-d5-n0", "medium-d4-n0") in names
     assert ("hard-16000", "product-hard") in names and ("medium-d4-n50", "product-medium") in names
+    assert ("medium-d4-n100", "product-easy") in names and ("hard-1000", "medium-d5-n0") in names  # overlaps
 
 
 def test_level_paths_keep_their_character() -> None:
@@ -129,3 +131,20 @@ def test_the_dial_spaces_levels_evenly_from_easy_to_hard() -> None:
     assert spot_checked(levels) == (2, 3)
     assert predicted_score(levels[2], 1500.0) == pytest.approx(1 / (1 + 10 ** (200 / 400)), abs=0.03)
     assert plan_dial(0, "english", WEIGHTS, {}, medium, hard) == ()  # type: ignore[arg-type]
+
+
+def test_a_claim_split_by_perfect_scores_is_not_measured() -> None:
+    import pyarrow as pa
+
+    from pipeline.ratings.scale import measured_groups
+
+    # a beats b every game; b and c trade points: {a} and {b, c} are measured groups
+    rows = [("a", "b", 1.0), ("b", "a", 0.0), ("b", "c", 1.0), ("c", "b", 1.0), ("c", "b", 0.0)]
+    table = pa.table({"white_player": [r[0] for r in rows], "black_player": [r[1] for r in rows],
+                      "result_white": [r[2] for r in rows]})
+    groups = measured_groups(table)
+    assert groups == (frozenset({"a"}), frozenset({"b", "c"}))
+    claim = claims.hard_claim(80, 40, 100)
+    assert claims.unmeasured(claim, ("b", "c"), groups) == claim
+    refused = claims.unmeasured(claim, ("a", "b"), groups)
+    assert not refused.holds and not refused.precise and "perfect scores split a | b" in refused.note

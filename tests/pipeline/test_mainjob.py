@@ -184,8 +184,9 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
         assert list((folder / stage / "games" / "variant=english").glob("batch-*.parquet")), stage
     curves = read_games(folder.parent, f"{run_id}/calibrate/curves")
     # product easy-medium, medium-hard; 2 hard points (vs product hard, 1 neighbour pair);
-    # 3 medium points (2 noise values + 5 plies: vs product medium, 2 neighbour pairs): 10 pairings
-    assert curves.num_rows == 10 * 4 * 2
+    # 3 medium points (2 noise values + 5 plies: vs product medium, 2 neighbour pairs); the two
+    # overlaps (weakest medium - product easy, weakest hard - strongest medium): 12 pairings
+    assert curves.num_rows == 12 * 4 * 2
     assert len(set(curves.column("game_id").to_pylist())) == curves.num_rows
     assert len(set(curves.column("opening_id").to_pylist())) == 4  # every pairing on the same openings
     validation = read_games(folder.parent, f"{run_id}/calibrate/validation")
