@@ -9,9 +9,9 @@ registered on import. List-valued keys are TOML arrays and tables, read into fro
 - ``calibrate.hard_budgets = [25000, 200000]``, ``calibrate.medium_noise = [0, 40, 80]``: the
   points of Hard's and Medium's strength curves.
 
-Tables are read in the order of their declaration (features in ``engine.features`` order, knobs in
-``engine.params`` order), so the order in the file changes neither the config hash nor the search.
-Checks that span sections (steps aligned to batches, the pin on the ladder) live in
+Tables are read in the order of their declaration (features in ``engine.features`` order), so the
+order in the file changes neither the config hash nor the search.
+Checks that span sections (steps aligned to batches, a deck large enough for the calibration) live in
 :func:`pipeline.job.validate.validate_job`, which every verb calls, so they fail before any game too.
 """
 
@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 import pipeline.config.tracking_sections  # noqa: F401 - registers [mlflow] and [optuna]
 from engine.features import FEATURES
-from engine.params import PARAM_INDEX, PARAMS, tunable_knobs
 from pipeline.config.run_config import (
     ConfigError,
     RunConfig,
@@ -43,15 +42,9 @@ from pipeline.config.run_config import (
 )
 
 LEVELS: tuple[str, ...] = ("easy", "medium", "hard")
-#: knobs a calibration may set, and those it may search (the others, such as tt_log2 and
-#: quiescence, can only be fixed), as ``engine.params`` declares them
-CALIBRATION_KNOBS: tuple[str, ...] = tuple(p.name for p in PARAMS)
-SEARCHABLE_KNOBS: tuple[str, ...] = tunable_knobs()
-#: the range of a level's target Elo (random = 0)
-TARGET_RANGE = (-5000.0, 5000.0)
 
 
-# ---- named ranges: [tune.weights] and a level's knobs -------------------------------------------
+# ---- named ranges: [tune.weights] ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -79,10 +72,6 @@ class _Declared:
 
 
 FEATURE_BOUNDS: dict[str, _Declared] = {f.name: _Declared("float", f.low, f.high, True) for f in FEATURES}
-KNOB_BOUNDS: dict[str, _Declared] = {
-    p.name: _Declared(p.kind, float(p.low), float(p.high), p.name in SEARCHABLE_KNOBS)
-    for p in PARAM_INDEX.values() if p.name in CALIBRATION_KNOBS
-}
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -151,11 +140,6 @@ def write_ranges(ranges: tuple[Range, ...], declared: Mapping[str, _Declared]) -
 def read_weight_ranges(value: Any, at: str = "") -> tuple[Range, ...]:
     """``[tune.weights]``: features to tune (a ``[low, high]`` pair) or fix (one number)."""
     return read_ranges(value, FEATURE_BOUNDS, "feature", at)
-
-
-def read_knob_ranges(value: Any, at: str = "") -> tuple[Range, ...]:
-    """A level's ``knobs``: searched (a ``[low, high]`` pair) or fixed (one value)."""
-    return read_ranges(value, KNOB_BOUNDS, "knob", at)
 
 
 WEIGHTS = Structured(

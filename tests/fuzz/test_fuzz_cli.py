@@ -9,7 +9,9 @@ output (``moves``, ``perft``, ``bestmove`` agree with the board).
 Work that only starts after all input is validated is stubbed to keep cases fast: perft deeper
 than 3 plies and full benches are replaced by :class:`Accepted`, and so are the pipeline's
 executor, MLflow reachability and Optuna storage (Ray, games, tracking). Reaching a stub counts
-as "input accepted". Shipped profiles are replaced (``$DRAUGHTS_PROFILE_DIR``) by copies with
+as "input accepted". ``levelcheck`` command lines built from known settings are also checked
+against the settings' rules: accepted exactly when every value is allowed and the deck part holds
+the openings asked for. Shipped profiles are replaced (``$DRAUGHTS_PROFILE_DIR``) by copies with
 small node budgets, so searches stay cheap. Cases run in a private working directory.
 
 Three subprocess checks confirm that no traceback reaches stderr for real.
@@ -18,7 +20,9 @@ Three subprocess checks confirm that no traceback reaches stderr for real.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -47,6 +51,7 @@ import pipeline.tuning.studies
 from engine.board import Board
 from engine.profile import PROFILE_DIR_ENV
 from engine.variants import VARIANTS
+from pipeline.calibration.levelcheck import LevelCheckSettings
 from tests.fuzz.conftest import (
     REPO,
     fuzz_case,
@@ -66,8 +71,9 @@ CASE_SECONDS = 20.0  # a case may run a few small searches or load a config and 
 HUGE_GAMES = 20_000  # plan_batches is O(games) before validation ends (known bug "huge-games")
 
 
-class Accepted(Exception):
-    """Raised by a stub: the command got past validation to the expensive part."""
+class Accepted(BaseException):
+    """Raised by a stub: the command got past validation to the expensive part. Not an Exception,
+    so that no handler of the code under test (a job verb's "the run stopped") takes it for a failure."""
 
 
 # ---- the private working directory ---------------------------------------------------------------
@@ -233,7 +239,8 @@ def fens(draw: st.DrawFn, variant: str) -> str:
         return draw(st.sampled_from(["W:W1:B2", "", "x"]))
     if draw(st.integers(0, 3)) == 0:
         return draw(mutated_fen(known_variant))
-    return draw(st.sampled_from(reachable_boards(known_variant.name))).fen(
+    board: Board = draw(st.sampled_from(reachable_boards(known_variant.name)))
+    return board.fen(
         algebraic=known_variant.algebraic_notation and draw(st.booleans())
     )
 
@@ -381,20 +388,97 @@ SPECS = [
     "RANDOM",
 ]
 CONFIGS = ["smoke.toml", "tiny.toml", "deep.toml", "notutf8.toml", "bad.toml", "missing.toml", "profiles", ""]
+#: profiles levelcheck loads, with their variant (fast copies of shipped ones; PROFILES holds bad ones)
+LEVELCHECK_PROFILES = {"good.json": "english", "profiles/english.json": "english",
+                       "profiles/russian.json": "russian", "profiles/suicide-start.json": "suicide"}
+#: levelcheck's options with a value: (values mostly allowed, values mostly not); the deck is drawn apart
+LEVELCHECK_VALUES: dict[str, tuple[list[Any], list[Any]]] = {
+    "--openings": ([2, 4, 60, 75, 78, 79, 300], [1, 0, -1, 10**6]),
+    "--seed": ([0, 7, 2**63], [-1]),
+    "--deck-part": (["all", "even", "odd"], []),
+    "--ply-cap": ([10, 200], [9, 0]),
+    "--batch-size": ([2, 10], [3, 0, -2]),
+    "--bootstrap": ([50, 400], [49, 0]),
+}
+DECK_FOLDER = REPO / "pipeline" / "data" / "openings"
+OTHER_DECKS = ["nope", "English", "../english", "russian", "english-extended", "x" * 300]
+PIPELINE_VERBS = ["selfplay", "match", "run", "ladder", "tune", "calibrate", "export", "report", "levelcheck",
+                  "keys"]
 PIPELINE_WORDS = [
-    "selfplay", "match", "run", "ladder", "tune", "calibrate", "export", "report", "--output", "--resume",
-    "--address", "--in-process", "--no-progress", "--variant", "--a", "--b", "--games", "--seed", "--ply-cap",
-    "--json", "--ray", "--storage", "--tracking-uri", "--profiles-dir", "-h", "junk-run", "empty-run", "runs",
-    "x" * 300, *SPECS, *CONFIGS, *VARIANT_NAMES,
+    *PIPELINE_VERBS, "--output", "--resume", "--address", "--in-process", "--no-progress", "--variant",
+    "--a", "--b", "--games", "--seed", "--ply-cap", "--json", "--ray", "--storage", "--tracking-uri",
+    "--profiles-dir", "--openings", "--deck", "--deck-part", "--batch-size", "--bootstrap", "-h", "junk-run",
+    "empty-run", "runs", "x" * 300, "knobs", *SPECS, *CONFIGS, *VARIANT_NAMES, *LEVELCHECK_PROFILES,
 ]
+_FOLDER_NUMBERS = itertools.count()
+
+
+@st.composite
+def levelcheck_settings(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str]]:
+    """(profile, the value options set, the flags set) of a levelcheck command line; about half of
+    them are allowed."""
+    profile = draw(st.sampled_from(list(LEVELCHECK_PROFILES)) if draw(st.integers(0, 5)) else
+                   st.sampled_from(PROFILES))
+    options: dict[str, Any] = {}
+    for flag, (mostly, rarely) in LEVELCHECK_VALUES.items():
+        if draw(st.booleans()):
+            bad = rarely and draw(st.integers(0, 9)) == 0
+            options[flag] = draw(st.sampled_from(rarely if bad else mostly))
+    if draw(st.booleans()):
+        variant = LEVELCHECK_PROFILES.get(profile, "english")
+        own = [v for v in (variant, f"{variant}-extended") if (DECK_FOLDER / f"{v}.json").is_file()]
+        options["--deck"] = draw(st.sampled_from(own if draw(st.integers(0, 3)) else OTHER_DECKS))
+    flags = [flag for flag in ("--in-process", "--address") if draw(st.integers(0, 3)) == 0]
+    return profile, options, flags
+
+
+def levelcheck_argv(profile: str, options: dict[str, Any], flags: list[str], output: str) -> list[str]:
+    argv = ["levelcheck", profile, "--output", output]
+    for flag, value in options.items():
+        argv += [flag, str(value)]
+    for flag in flags:
+        argv += [flag, "127.0.0.1:1"] if flag == "--address" else [flag]
+    return argv
+
+
+def _deck_size(variant: str, name: str | None, part: str) -> int | None:
+    """Openings of deck ``name`` (None: the variant's own) in ``part``, counted from the deck files;
+    None when no deck of the variant has that name."""
+    file = name or variant
+    if file not in {path.stem for path in DECK_FOLDER.glob("*.json")}:
+        return None
+    doc = json.loads((DECK_FOLDER / f"{file}.json").read_text(encoding="utf-8"))
+    if doc["variant"] != variant:
+        return None
+    kept = [o for o in doc["openings"] if not o.get("lost")]
+    return len(kept if part == "all" else kept[0 if part == "even" else 1 :: 2])
+
+
+def levelcheck_allowed(profile: str, options: dict[str, Any]) -> bool:
+    """Whether levelcheck must get to its games: a profile that loads, openings at least 2 (each is
+    played twice), ply cap at least 10, an even batch size of at least 2, at least 50 bootstrap
+    resamples, a seed of at least 0, and a deck of the profile's variant whose part holds the openings."""
+    if profile not in LEVELCHECK_PROFILES:
+        return False
+    defaults = {f.name: f.default for f in dataclasses.fields(LevelCheckSettings)}
+    value = {flag: options.get(flag, defaults[flag[2:].replace("-", "_")])
+             for flag in (*LEVELCHECK_VALUES, "--deck")}
+    if (value["--openings"] < 2 or value["--ply-cap"] < 10 or value["--batch-size"] < 2
+            or value["--batch-size"] % 2 or value["--bootstrap"] < 50 or value["--seed"] < 0):
+        return False
+    size = _deck_size(LEVELCHECK_PROFILES[profile], value["--deck"], value["--deck-part"])
+    return size is not None and size >= value["--openings"]
 
 
 @st.composite
 def pipeline_argv(draw: st.DrawFn) -> list[str]:
     """A plausible pipeline command line (config files may be freshly mutated ones)."""
-    verb = draw(
-        st.sampled_from(["selfplay", "match", "run", "ladder", "tune", "calibrate", "export", "report"])
-    )
+    verb = draw(st.sampled_from(PIPELINE_VERBS))
+    if verb == "levelcheck":
+        output = draw(st.sampled_from(["lc-shared", "lc-other", "", "good.json", "dir.json", "x" * 300]))
+        return levelcheck_argv(*draw(levelcheck_settings()), output)
+    if verb == "keys":
+        return ["keys", *draw(st.sampled_from([[], ["config"], ["knobs"], ["features"], ["all"]]))]
     if verb == "match":
         argv = [
             "match",
@@ -488,6 +572,31 @@ def test_pipeline_plausible_argv(argv: list[str]) -> None:
     if argv[:1] == ["match"] and status == "accepted":
         games = int(argv[argv.index("--games") + 1])
         assert games > 0 and games % 2 == 0, f"{argv!r} got past validation"
+
+
+FRESH = "<fresh folder>"
+
+
+@st.composite
+def levelcheck_cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[str]]:
+    """(profile, value options, argv) of a levelcheck with its options in a random order; the
+    output folder is :data:`FRESH`, for the test to fill in."""
+    profile, options, flags = draw(levelcheck_settings())
+    return profile, options, _shuffle_options(draw, levelcheck_argv(profile, options, flags, FRESH))
+
+
+@fuzz_settings(100)
+@given(case=levelcheck_cases())
+def test_levelcheck_argv(case: tuple[str, dict[str, Any], list[str]]) -> None:
+    """A levelcheck in a fresh folder gets to its games exactly when its settings are allowed;
+    otherwise one error line, exit 2."""
+    profile, options, argv = case
+    argv = [f"lc/{next(_FOLDER_NUMBERS)}" if token == FRESH else token for token in argv]
+    status, _, err = pipeline_check(argv)
+    if status is None:  # a known bug
+        return
+    allowed = levelcheck_allowed(profile, options)
+    assert status == ("accepted" if allowed else 2), f"{argv!r}: {status!r} {err!r:.300}"
 
 
 # ---- known bugs, in-process -------------------------------------------------------------------------

@@ -4,8 +4,9 @@ Configs are loaded the way the pipeline command line loads them (``load_config``
 with every section module imported: [run], [selfplay], [ray], [mlflow], [optuna], [job],
 [ladder], [tune], [calibrate], [export]); configs with a [job] also go through ``validate_job``.
 The oracle reads the section registry itself (declared type, required or default, declared
-check), so sections added later are fuzzed too; the tables ([tune.weights], [[calibrate.levels]])
-have an oracle of their own, written from their documented rules. Properties:
+check), so sections added later are fuzzed too; the table [tune.weights] and the checked arrays
+(ladder.depths, ladder.bridges, calibrate.hard_budgets, calibrate.medium_noise) have an oracle of
+their own, written from their documented rules rather than calling the declared check. Properties:
 
 - only :class:`~pipeline.config.run_config.ConfigError` escapes, naming the file; no hang;
 - a file is accepted exactly when every section and key is known, every value has its declared
@@ -20,6 +21,7 @@ have an oracle of their own, written from their documented rules. Properties:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 import tempfile
@@ -32,12 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.features import FEATURES
-from engine.params import PARAM_INDEX
-from pipeline.config.job_sections import CALIBRATION_KNOBS, LEVELS, SEARCHABLE_KNOBS
 from pipeline.config.run_config import (
     MAX_CONFIG_BYTES,
     REQUIRED_SECTIONS,
@@ -176,14 +176,10 @@ def typed(value: Any, tp: Any) -> Any:
     return value
 
 
-# The tables' own rules, from their documentation (pipeline.config.job_sections): a table of
-# NAME = [low, high] (searched) or NAME = value (fixed), inside the name's declared range; levels
-# easy, medium, hard in that order, each with a target in [-5000, 5000] above the previous one and
-# its knobs.
+# The table's own rules, from its documentation (pipeline.config.job_sections): a table of
+# NAME = [low, high] (searched) or NAME = value (fixed), inside the name's declared range.
 Declared = dict[str, tuple[str, float, float, bool]]  # name -> (kind, low, high, may be searched)
 FEATURE_DECL: Declared = {f.name: ("float", f.low, f.high, True) for f in FEATURES}
-KNOB_DECL: Declared = {p.name: (p.kind, p.low, p.high, p.name in SEARCHABLE_KNOBS)
-                       for p in PARAM_INDEX.values() if p.name in CALIBRATION_KNOBS}
 
 
 def _one(value: Any, kind: str, low: float, high: float) -> Any:
@@ -220,27 +216,28 @@ def ranges_plain(value: Any, declared: Declared) -> dict[str, Any] | None:
     return out
 
 
-def levels_plain(value: Any) -> list[dict[str, Any]] | None:
-    if type(value) is not list or len(value) != len(LEVELS):
-        return None
-    out: list[dict[str, Any]] = []
-    for level, entry in zip(LEVELS, value, strict=True):
-        if type(entry) is not dict or set(entry) != {"name", "target", "knobs"} or entry["name"] != level:
-            return None
-        target = _one(entry["target"], "float", -5000.0, 5000.0)
-        if target is None or (out and target <= out[-1]["target"]):
-            return None
-        knobs = ranges_plain(entry["knobs"], KNOB_DECL)
-        if knobs is None:
-            return None
-        out.append({"name": level, "target": target, "knobs": knobs})
-    return out
-
-
 #: (section, key) -> the plain form an accepted table holds, None when the table is refused
 TABLES: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("tune", "weights"): lambda v: ranges_plain(v, FEATURE_DECL),
-    ("calibrate", "levels"): levels_plain,
+}
+
+
+def _increasing(items: tuple[float, ...]) -> bool:
+    return all(a < b for a, b in itertools.pairwise(items))
+
+
+# The checked arrays' rules, from their documentation (the keys' doc strings and docs/mainjob.md),
+# applied to the typed items (ints, or floats where the type says float): whether the array is allowed.
+ARRAY_RULES: dict[tuple[str, str], Callable[[tuple[Any, ...]], bool]] = {
+    # at least one depth, strictly increasing within 1..64
+    ("ladder", "depths"): lambda d: len(d) >= 1 and _increasing(d) and 1 <= d[0] and d[-1] <= 64,
+    # strictly decreasing within the open interval (0, 1); [] is no bridge
+    ("ladder", "bridges"): lambda b: _increasing(b[::-1]) and all(0 < x < 1 for x in b),
+    # at least two node budgets, strictly increasing within 100..20000000
+    ("calibrate", "hard_budgets"): lambda h: (len(h) >= 2 and _increasing(h) and 100 <= h[0]
+                                              and h[-1] <= 20_000_000),
+    # at least two noise values, strictly increasing from 0, at most 2000
+    ("calibrate", "medium_noise"): lambda m: len(m) >= 2 and _increasing(m) and m[0] == 0 and m[-1] <= 2000,
 }
 
 
@@ -259,7 +256,10 @@ def expected_plain(name: str, key: str, value: Any) -> Any:
     if not has_type(value, tp) or not all(_finite(v) for v in (value if type(value) is list else [value])):
         return REFUSED
     check = field.metadata.get("check")
-    if value is not None and check is not None:
+    if (name, key) in ARRAY_RULES:
+        if not ARRAY_RULES[(name, key)](typed(value, tp)):
+            return REFUSED
+    elif value is not None and check is not None:
         try:
             if check(typed(value, tp)):
                 return REFUSED
@@ -416,16 +416,17 @@ ARRAY_POOL: dict[Any, list[list[Any]]] = {
           [1, 2.0], [True]],
     float: [[0.75, 0.5, 0.25, 0.1], [0.5], [], [0.2, 0.5], [1.0], [0.5, 0.5], [0, 0.5], [0.9, 0.1], ["0.5"]],
 }
-EASY = {"max_depth": [1, 3], "random_move_prob": [0, 0.6], "noise_sigma": [0.0, 300.0], "node_budget": 5000}
-MEDIUM = {"max_depth": [2, 5], "noise_sigma": [10, 80], "node_budget": 20000}
-HARD = {"max_depth": 8, "node_budget": [300, 30000], "quiescence": True, "tt_log2": 12}
-
-
-def _levels(*targets: Any) -> list[dict[str, Any]]:
-    return [{"name": name, "target": target, "knobs": k}
-            for name, target, k in zip(LEVELS, targets, (EASY, MEDIUM, HARD), strict=False)]
-
-
+#: (section, key) -> values of one array key, valid and not, added to its item type's pool
+KEY_POOL: dict[tuple[str, str], list[list[Any]]] = {
+    ("calibrate", "hard_budgets"): [
+        [25_000, 50_000, 100_000, 200_000], [1000, 4000], [100, 20_000_000], [99, 200], [100, 20_000_001],
+        [4000, 1000], [1000], [1000, 1000], [1000, 4000.0], [True, 1000], [1000, "4000"], [1000, 2**63],
+    ],
+    ("calibrate", "medium_noise"): [
+        [0.0, 40.0, 80.0, 160.0], [0, 100], [0, 2000], [-0.0, 0.5], [0, 2000.5], [10, 20], [0], [0, 0],
+        [40, 0], [0, 40, 40], [-1, 0, 1], [0, "1"], [0, True], [0, math.inf], [0, math.nan],
+    ],
+}
 #: (section, key) -> values of a table key, valid and not
 TABLE_POOL: dict[tuple[str, str], list[Any]] = {
     ("tune", "weights"): [
@@ -433,10 +434,6 @@ TABLE_POOL: dict[tuple[str, str], list[Any]] = {
         {"back_rank": 4, "advance": [0.0, 10.0], "center_king": [-50, 50]},
         {"king": [120, 260], "tempo": [0, 10]}, {"man": 100}, {}, {"bogus": [0, 1]}, {"advance": [0, 100]},
         {"advance": [5, 5]}, {"advance": "0:10"}, [0, 1],
-    ],
-    ("calibrate", "levels"): [
-        _levels(200.0, 500.0, 900.0), _levels(600, 1400, 2300), [{"name": "easy", "target": 1.0}],
-        _levels(500.0, 200.0, 900.0), _levels(1.0, 2.0), [], {"name": "easy"},
     ],
 }
 
@@ -446,13 +443,13 @@ def pool_for(name: str, key: str, tp: Any) -> list[Any]:
         return TABLE_POOL[(name, key)]
     item = _array_item(tp)
     if item is not None:
-        return ARRAY_POOL[item]
+        return ARRAY_POOL[item] + KEY_POOL.get((name, key), [])
     args = typing.get_args(tp) or (tp,)
     out: list[Any] = []
+    pools: dict[Any, list[Any]] = {int: INT_POOL, float: FLOAT_POOL + INT_POOL[:6], str: STR_POOL,
+                                   bool: [True, False]}
     for arg in args:
-        out += {int: INT_POOL, float: FLOAT_POOL + INT_POOL[:6], str: STR_POOL, bool: [True, False]}.get(
-            arg, []
-        )
+        out += pools.get(arg, [])
     return out
 
 
@@ -670,12 +667,14 @@ def test_config_bytes(data: bytes) -> None:
 # ---- arrays and tables of [ladder], [tune] and [calibrate] ----------------------------------------
 
 #: (section, key) of every array or table key, with values to start from
-STRUCTURED_KEYS = [("ladder", "depths"), ("ladder", "bridges"), ("tune", "weights"), ("calibrate", "levels")]
+STRUCTURED_KEYS = [("ladder", "depths"), ("ladder", "bridges"), ("tune", "weights"),
+                   ("calibrate", "hard_budgets"), ("calibrate", "medium_noise")]
 #: leaves swapped in: wrong types, out of range, huge, non-finite, empty containers
-LEAVES = [0, 1, -1, 2, 64, 65, 1.5, 0.5, -0.0, 1e300, 10**30, 10**400, math.inf, math.nan, True, False, "1",
-          "easy", "", [], {}, [1], [0, 1], [1, 0], [0, 1, 2], [0.0, 0.5], {"max_depth": 2}, "medium", "hard"]
-NAMES = ["advance", "king", "tempo", "bogus", "max_depth", "node_budget", "noise_sigma", "quiescence",
-         "tt_log2", "top_k", "temperature", "depth", "name", "target", "knobs", "Advance", "a b"]
+LEAVES = [0, 1, -1, 2, 64, 65, 1.5, 0.5, -0.0, 99, 100, 2000, 2000.5, 20_000_000, 20_000_001, 1e300, 10**30,
+          10**400, math.inf, math.nan, True, False, "1", "easy", "", [], {}, [1], [0, 1], [1, 0], [0, 1, 2],
+          [0.0, 0.5], {"advance": 2}]
+NAMES = ["advance", "king", "tempo", "bogus", "back_rank", "center_king", "max_depth", "node_budget",
+         "Advance", "a b"]
 
 
 def _paths(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -740,18 +739,35 @@ def test_structured_keys(data: st.DataObject) -> None:
     start = data.draw(st.sampled_from(pool_for(section, key, tp)), label="start")
     value = data.draw(structured_mutation(start), label="value")
     doc: dict[str, dict[str, Any]] = {"job": {"variant": "english"}, section: {key: value}}
-    if section == "calibrate" and key != "levels":
-        doc[section]["levels"] = _levels(100.0, 200.0, 300.0)
     check_config(render(doc, data.draw(st.sampled_from(["tables", "dotted", "inline"]), label="style")))
+
+
+@pytest.mark.parametrize(("section", "key"), STRUCTURED_KEYS, ids=lambda v: str(v))
+@settings(max_examples=1, deadline=None, database=None)
+@given(nothing=st.none())  # fuzz_case records hypothesis events, so the loop runs inside one example
+def test_structured_pools(section: str, key: str, nothing: None) -> None:
+    """Every pool value of an array or table, as written: accepted exactly when the rules say."""
+    _, tp = fields_of(section)[key]
+    for value in pool_for(section, key, tp):
+        check_config(render({"job": {"variant": "english"}, section: {key: value}}))
+
+
+def test_every_array_and_table_has_its_oracle() -> None:
+    """A new array or table key is fuzzed by test_structured_keys, and a checked one has its rule here."""
+    arrays = {(n, k) for n in SECTIONS for k, (_, tp) in fields_of(n).items() if _array_item(tp) is not None}
+    tables = {(n, k) for n in SECTIONS for k, (f, _) in fields_of(n).items()
+              if f.metadata.get("structured") is not None}
+    checked = {(n, k) for n, k in arrays if fields_of(n)[k][0].metadata.get("check") is not None}
+    assert set(STRUCTURED_KEYS) == arrays | tables
+    assert set(TABLES) == tables and set(ARRAY_RULES) == checked
 
 
 def test_table_entries_come_in_declaration_order() -> None:
     """The file's order of a table's entries changes neither the config nor its hash."""
-    a = {"job": {"variant": "english"}, "tune": {"weights": {"tempo": [0, 10], "advance": [0, 12]}},
-         "calibrate": {"levels": _levels(100.0, 200.0, 300.0)}}
-    b = {"job": {"variant": "english"}, "tune": {"weights": {"advance": [0, 12], "tempo": [0, 10]}},
-         "calibrate": {"levels": [{**lv, "knobs": dict(reversed(list(lv["knobs"].items())))}
-                                  for lv in _levels(100, 200, 300)]}}
+    a: dict[str, dict[str, Any]] = {"job": {"variant": "english"},
+                                    "tune": {"weights": {"tempo": [0, 10], "advance": [0, 12]}}}
+    b: dict[str, dict[str, Any]] = {"job": {"variant": "english"},
+                                    "tune": {"weights": {"advance": [0, 12], "tempo": [0, 10]}}}
     (scratch("a.toml")).write_text(render(a), encoding="utf-8")
     (scratch("b.toml")).write_text(render(b), encoding="utf-8")
     first, second = load_config(scratch("a.toml")), load_config(scratch("b.toml"))
@@ -773,11 +789,12 @@ def test_regression_config_bare_carriage_return_is_translated() -> None:
         load_config(_write(b'[export]\ndescription = """x\ry"""\n'))
 
 
-def test_regression_knob_integer_too_large_for_float() -> None:
-    text = ('[job]\nvariant = "english"\n[[calibrate.levels]]\nname = "easy"\ntarget = 1.0\n'
-            f'knobs = {{ noise_sigma = 1{"0" * 400} }}\n')
-    with pytest.raises(ConfigError, match=r"knobs\.noise_sigma = 1000"):
-        load_config(_write(text))
+def test_regression_integer_too_large_for_float() -> None:
+    huge = "1" + "0" * 400
+    with pytest.raises(ConfigError, match=r"tune\.weights\.advance = 1000.*: must be a finite number"):
+        load_config(_write(f'[job]\nvariant = "english"\n[tune.weights]\nadvance = {huge}\n'))
+    with pytest.raises(ConfigError, match=r"calibrate\.medium_noise\[1\] = 1000.*: must be a finite number"):
+        load_config(_write(f'[job]\nvariant = "english"\n[calibrate]\nmedium_noise = [0, {huge}]\n'))
     with pytest.raises(ConfigError, match=r"mlflow\.check_timeout = 1000.*: must be a finite number"):
         load_config(_write(f'[mlflow]\ncheck_timeout = 1{"0" * 400}\n'))
 
