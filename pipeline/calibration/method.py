@@ -326,6 +326,9 @@ def run_calibration(
         Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
     ]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
+    for bridge, (weak, strong) in _bridges(fit, curves, chosen):  # adjacent levels are far apart
+        pairings += [Pairing(bridge.spec, weak.spec, n_val, stream=_STREAM),
+                     Pairing(strong.spec, bridge.spec, n_val, stream=_STREAM)]
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
     vfit = scale_from_games(
@@ -430,6 +433,20 @@ def run_calibration(
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+def _bridges(fit: ScaleFit, curves: Curves,
+             chosen: Mapping[str, PathPlayer]) -> list[tuple[PathPlayer, tuple[PathPlayer, PathPlayer]]]:
+    """For Easy-Medium and Medium-Hard: the curve point nearest the pair's midpoint Elo, which the
+    validation plays against both, so the gap between two far-apart levels is measured in steps."""
+    out = []
+    for (weak, strong), path in (((chosen["easy"], chosen["medium"]), curves.medium),
+                                 ((chosen["medium"], chosen["hard"]), (*curves.medium, *curves.hard))):
+        middle = (_elo(fit, weak.name) + _elo(fit, strong.name)) / 2.0
+        candidates = [p for p in path if p.name not in (weak.name, strong.name)]
+        if candidates:
+            out.append((min(candidates, key=lambda p: abs(_elo(fit, p.name) - middle)), (weak, strong)))
+    return out
 
 
 def _measured(games: pa.Table, player: str, bootstrap: int,

@@ -190,7 +190,9 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     assert len(set(curves.column("game_id").to_pylist())) == curves.num_rows
     assert len(set(curves.column("opening_id").to_pylist())) == 4  # every pairing on the same openings
     validation = read_games(folder.parent, f"{run_id}/calibrate/validation")
-    assert validation.num_rows == 5 * 4 * 2
+    # each level against the product's, the two adjacent pairs, and a curve point between each
+    # adjacent pair played against both (2 x 2): 9 pairings
+    assert validation.num_rows == 9 * 4 * 2
     assert not set(validation.column("opening_id").to_pylist()) & set(curves.column("opening_id").to_pylist())
     assert _study_counts(folder, f"{run_id}-tune").get("COMPLETE") == 3
     assert _study_counts(folder, f"{run_id}-calibrate-easy").get("COMPLETE") == 3
