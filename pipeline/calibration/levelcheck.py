@@ -692,4 +692,4 @@ def gap_plot(matches: Sequence[Mapping[str, Any]], path: Path, title: str) -> Pa
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return _save(fig, path)
+    return _save(fig, path).local_path()

@@ -29,6 +29,7 @@ from engine.profile import (
     parse_profile,
 )
 from pipeline.games.storage import atomic_write_bytes
+from pipeline.games.storage_fs import StorePath, store_path
 
 CALIBRATION_FILE = "calibrate/result.json"
 TRACKING_FILE = "tracking.json"
@@ -42,7 +43,7 @@ class ExportError(ValueError):
 class ExportResult:
     """Where the profile went and what it says."""
 
-    path: Path
+    path: StorePath
     variant: str
     bench_signature: int
     levels: dict[str, tuple[float, float, float]]  # level -> (elo, ci low, ci high)
@@ -53,12 +54,12 @@ def current_bench_signature(variant: str) -> int:
     return bench.bench_signature(variant)
 
 
-def read_json(path: Path, what: str) -> Any:
+def read_json(path: str | Path | StorePath, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(store_path(path).read_text())
     except FileNotFoundError:
         raise ExportError(f"no {what} at {str(path)!r}") from None
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ExportError(f"cannot read {what} {str(path)!r}: {err}") from None
 
 
@@ -111,19 +112,19 @@ def _engine_version() -> str:
     return str(engine.__version__)
 
 
-def write_profile(profile: Any, profiles_dir: str | Path) -> Path:
+def write_profile(profile: Any, profiles_dir: str | Path | StorePath) -> StorePath:
     """Atomically write ``<profiles_dir>/<variant>.json``."""
 
-    path = Path(profiles_dir) / f"{profile.variant.name}.json"
-    text = dump_profile(profile)
-    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    path = store_path(profiles_dir) / f"{profile.variant.name}.json"
+    atomic_write_bytes(path, dump_profile(profile).encode("utf-8"))
     return path
 
 
-def verify_profile(path: str | Path, variant: str, bench_signature: int) -> Any:
+def verify_profile(path: str | Path | StorePath, variant: str, bench_signature: int) -> Any:
     """Reload ``path`` strictly and require its bench signature to be ``bench_signature``."""
 
-    profile = load_profile(path, variant)
+    with store_path(path).local_copy() as local:
+        profile = load_profile(local, variant)
     found = profile.provenance.bench_signature
     if found != bench_signature:
         raise ExportError(
@@ -134,14 +135,14 @@ def verify_profile(path: str | Path, variant: str, bench_signature: int) -> Any:
 
 
 def export_run(
-    run_folder: str | Path,
-    profiles_dir: str | Path | None = None,
+    run_folder: str | Path | StorePath,
+    profiles_dir: str | Path | StorePath | None = None,
     *,
     bench_signature: int | None = None,
     description: str = "",
 ) -> ExportResult:
     """Export a run's calibration to ``profiles_dir`` (default: ``<run folder>/profiles``)."""
-    folder = Path(run_folder)
+    folder = store_path(run_folder)
     calibration = read_json(folder / CALIBRATION_FILE, "calibration result (run the calibrate stage first)")
     manifest = read_json(folder / "run.json", "run manifest")
     tracking_path = folder / TRACKING_FILE

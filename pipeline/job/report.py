@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.config.job_sections import LEVELS
 from pipeline.games.records import GAMES_SCHEMA
 from pipeline.games.stage import read_result, write_result
+from pipeline.games.storage import batch_files, read_batch_file
+from pipeline.games.storage_fs import StorePath, store_path
 from pipeline.ratings import games_from_color_table, pair_scores
 from pipeline.tracking.plots import (
     LadderRow,
@@ -39,9 +40,9 @@ class ReportError(ValueError):
 class Report:
     """Where the report went."""
 
-    folder: Path
+    folder: StorePath
     table_markdown: str
-    files: tuple[Path, ...]
+    files: tuple[StorePath, ...]
 
 
 def _fmt_elo(value: float | None) -> str:
@@ -138,7 +139,8 @@ def _short(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-def _ladder_plot(folder: Path, ladder: Mapping[str, Any], calibration: Mapping[str, Any] | None) -> Path:
+def _ladder_plot(folder: StorePath, ladder: Mapping[str, Any],
+                 calibration: Mapping[str, Any] | None) -> StorePath:
 
     rows = [LadderRow(a["name"], a["elo"], a["ci_low"], a["ci_high"]) for a in ladder["anchors"]]
     if calibration is not None:
@@ -148,27 +150,27 @@ def _ladder_plot(folder: Path, ladder: Mapping[str, Any], calibration: Mapping[s
     return elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder['variant']}: Elo ladder (random = 0)")
 
 
-def _pair_scores_by_level(run_folder: Path, calibration: Mapping[str, Any]) -> dict[str, list[float]]:
+def _pair_scores_by_level(run_folder: StorePath, calibration: Mapping[str, Any]) -> dict[str, list[float]]:
     """Pair scores of each chosen level trial against its anchors, from its Parquet files."""
 
 
     out: dict[str, list[float]] = {}
     for level in LEVELS:
         rec = calibration["levels"][level]
-        files = sorted((run_folder / rec["stage"] / "games").glob("variant=*/batch-*.parquet"))
+        files = batch_files(run_folder / rec["stage"] / "games")
         if not files:
             continue
-        table = pa.concat_tables([pq.read_table(f, schema=GAMES_SCHEMA) for f in files])
+        table = pa.concat_tables([read_batch_file(f, GAMES_SCHEMA) for f in files])
         name = f"{level}-t{int(rec['slot']):04d}"
         games = games_from_color_table(table, pair_id="pair_id")
         out[level] = pair_scores(games, name, drop_incomplete=True).scores.tolist()
     return out
 
 
-def write_report(run_folder: str | Path) -> Report:
+def write_report(run_folder: str | Path | StorePath) -> Report:
     """Write the report of a finished (or partly finished) run; ReportError without a ladder."""
 
-    run = Path(run_folder)
+    run = store_path(run_folder)
     ladder = read_result(run / "ladder.json")
     if ladder is None:
         raise ReportError(f"no ladder.json in {str(run)!r}: nothing to report yet")

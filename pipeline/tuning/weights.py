@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,8 @@ from pipeline.config.job_sections import TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, read_result, trial_slot, write_result
+from pipeline.games.storage import Root
+from pipeline.games.storage_fs import StorePath, joined
 from pipeline.ratings import games_from_color_table, pair_scores, pentanomial_counts, pentanomial_stats, sprt
 from pipeline.tracking.plots import optimisation_history_plot
 from pipeline.tuning.studies import (
@@ -202,7 +203,7 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
     return result
 
 
-def _log_result(tracker: Any, result: Mapping[str, Any], folder: Path) -> None:
+def _log_result(tracker: Any, result: Mapping[str, Any], folder: StorePath) -> None:
     """Best value, SPRT outcome, decision tag, result file and history plot on the parent run."""
     metrics = {"accepted": float(result["accepted"]), "trials": float(len(result["trials"]))}
     if result.get("best"):
@@ -292,9 +293,9 @@ def _trial_record(t: Any) -> dict[str, Any]:
             "slot": t.user_attrs.get("slot", t.number)}
 
 
-def tuned_weights(run_folder: Path, variant: str, seed_profile: str | None) -> dict[str, float]:
+def tuned_weights(run_folder: Root, variant: str, seed_profile: str | None) -> dict[str, float]:
     """The weights later stages play: the accepted tuning result, else the seed weights."""
-    done = read_result(run_folder / RESULT_FILE)
+    done = read_result(joined(run_folder, RESULT_FILE))
     if done is None:
         return seed_weights(variant, seed_profile)
     return {k: float(v) for k, v in done["weights"].items()}

@@ -46,7 +46,7 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     expected = {"ladder.png", "tune_history.png", "calibrate_easy_history.png", "levels.md", "levels.json"}
     assert expected <= names
     for path in report.files:
-        assert path.is_file() and path.stat().st_size > 0
+        assert path.is_file() and path.size() > 0
     md = (report.folder / "levels.md").read_text()
     assert "| easy | +400 | +420 | [+320, +520] | 100 | yes |" in md
     assert "| hard | +1200 | +990 | [+890, +1090] | 100 | NO |" in md and "hard: missed" in md
