@@ -56,7 +56,7 @@ def test_the_install_lines_use_the_constraints() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert 'pip install --quiet -c constraints.txt -e ".[dev]"' in ci
     readme = (REPO / "README.md").read_text()
-    installs = [line for line in readme.splitlines() if "pip install" in line and not line.startswith("|")]
+    installs = [line for line in readme.splitlines() if "python -m pip install" in line]
     assert installs and all("-c constraints.txt" in line for line in installs), installs
     cluster = (REPO / "docs" / "cluster.md").read_text()
     assert "-c constraints.txt" in cluster and '"pip": "constraints.txt"' not in cluster

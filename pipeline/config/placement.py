@@ -144,7 +144,7 @@ def ray_start_problem(err: BaseException, address: str | None) -> str:
     if "timed out" in lowered or "deadline_exceeded" in lowered or "deadline exceeded" in lowered:
         return (f"{where} timed out while this driver started or joined a node: check that the head runs "
                 "and its ports are open from here, and that the machine is not overloaded; then rerun")
-    if "failed to connect to gcs" in lowered or "failed to connect to ray cluster" in lowered:
+    if "failed to connect to gcs" in lowered:
         return (f"no Ray head answered at {address}: check the address (HOST:PORT of `ray start --head`) and "
                 "that the head runs; then rerun")
     first = text[:300]

@@ -250,13 +250,19 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
                        j.batch_size, j.ply_cap, deck, printer)
     try:
         if resuming:
-            replay_damaged(folder, executor, printer.log)
+            replay_damaged(folder, executor, lambda text: _say(text, summary))
         _stages(config, ctx, stages, storage, tracker, signature, summary, printer)
     finally:
         executor.close()
     summary.tracking = tracker.summary()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _say(text: str, summary: JobSummary) -> None:
+    """A line that is always printed (stderr) and kept for the final summary."""
+    print(text, file=sys.stderr, flush=True)
+    summary.lines.append(text)
 
 
 def _canonical(variant: str) -> str:
