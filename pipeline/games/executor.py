@@ -20,11 +20,14 @@ batch's first pair), so each node compiles once and its other workers load the c
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
 import os
 import socket
+import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -149,19 +152,22 @@ class RayExecutor:
             else:
                 check_reachable(address)
                 kwargs["address"] = address
-            try:
-                ray.init(**kwargs)
-            except Exception as err:  # anything Ray raises at start-up: one line, no traceback
-                raise RayStartError(ray_start_problem(err, address)) from None
+            with _held_stderr(address is not None and self.options.quiet) as held:
+                try:
+                    ray.init(**kwargs)
+                except Exception as err:  # anything Ray raises at start-up: one line, no traceback
+                    held.drop()  # the core's connection retries: the one line says it all
+                    raise RayStartError(ray_start_problem(err, address)) from None
         self.address = address or "local"
         self.numba_cache_dir = task_numba_cache(self.options, address)
         self._runtime_env: dict[str, Any] = (
             {"env_vars": {"NUMBA_CACHE_DIR": self.numba_cache_dir}} if self.numba_cache_dir else {})
-        self._remote = ray.remote(_run_batches).options(
-            max_retries=self.options.max_retries,
-            retry_exceptions=[ray.exceptions.WorkerCrashedError],
+        self._task_options: dict[str, Any] = {
+            "max_retries": self.options.max_retries,
+            "retry_exceptions": [ray.exceptions.WorkerCrashedError],
             **({"runtime_env": self._runtime_env} if self._runtime_env else {}),
-        )
+        }
+        self._remote = ray.remote(_run_batches).options(**self._task_options)
         #: node ids that ran their warm-up task
         self.warmed_nodes: set[str] = set()
         self._batch_fn = batch_fn
@@ -191,7 +197,8 @@ class RayExecutor:
             usable = node.get("Alive") and node.get("Resources", {}).get("CPU")
             if not usable or node_id in self.warmed_nodes:
                 continue
-            pinned = self._remote.options(
+            pinned = ray.remote(_run_batches).options(
+                **self._task_options,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
             refs.append((node_id, pinned.remote(self._batch_fn, (tiny,))))
         for node_id, ref in refs:
@@ -257,6 +264,40 @@ class RayExecutor:
         """Shut down Ray if this executor started the connection."""
         if self._started_here and self._ray.is_initialized():
             self._ray.shutdown()
+
+
+class _Held:
+    """What :func:`_held_stderr` kept; ``drop`` discards it instead of passing it on."""
+
+    def __init__(self) -> None:
+        self.keep = True
+
+    def drop(self) -> None:
+        self.keep = False
+
+
+@contextlib.contextmanager
+def _held_stderr(enabled: bool) -> Iterator[_Held]:
+    """Hold what this process writes to file descriptor 2 (Ray's C++ core logs there) until the
+    block ends, then pass it on unless dropped."""
+    held = _Held()
+    if not enabled:
+        yield held
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as spool:
+        os.dup2(spool.fileno(), 2)
+        try:
+            yield held
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if held.keep:
+                spool.seek(0)
+                sys.stderr.write(spool.read().decode(errors="replace"))
+                sys.stderr.flush()
 
 
 #: a Ray worker process applies the engine's process settings once, before its first batch
