@@ -89,14 +89,18 @@ def parquet_bytes(table: pa.Table, schema: pa.Schema, name: str = "batch") -> by
 
 def write_batch_file(table: pa.Table, path: Root, schema: pa.Schema, spec: BatchSpec | None = None,
                      dataset: str = "games") -> StorePath:
-    """Write one batch file, then its checksum record (rows, bytes, sha256, spec)."""
+    """Write one batch file's checksum record (rows, bytes, sha256, spec), then the file.
+
+    Record first: a batch file under its final name always has its record, so a driver killed
+    between the two writes leaves a record without its file (or beside the older copy it was
+    replacing), which the check finds and the batch is played again."""
     target = store_path(path)
     data = parquet_bytes(table, schema, target.name)
-    target.write_bytes(data)
     record = {"record_version": RECORD_VERSION, "file": target.name, "dataset": dataset,
               "rows": table.num_rows, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
               "spec": None if spec is None else spec_to_json(spec)}
     write_json(record_path(target), record)
+    target.write_bytes(data)
     return target
 
 
@@ -199,7 +203,7 @@ def verify_batch(path: StorePath, schema: pa.Schema) -> tuple[int | None, str | 
             except (pa.ArrowException, OSError):
                 return None, "no checksum record, and not a readable Parquet file", None
             _check_version(path, source, schema)
-        return None, "no checksum record: its write was interrupted", None
+        return None, "no checksum record beside it", None
     record = _read_record(rec_file)
     try:
         data = path.read_bytes()
