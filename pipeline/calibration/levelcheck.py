@@ -21,10 +21,8 @@ Results: ``DIR/levelcheck.json`` and ``DIR/levelcheck.md``.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -35,7 +33,8 @@ from pipeline.games.executor import RayOptions, make_executor
 from pipeline.games.openings import DECK_PARTS, load_deck
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.players import inline_spec
-from pipeline.games.stage import player_nodes_per_move, write_result
+from pipeline.games.stage import player_nodes_per_move, read_result, write_result
+from pipeline.games.storage_fs import StorePath, store_path
 from pipeline.ratings.blunders import blunder_rate
 from pipeline.ratings.logistic import elo_to_score
 from pipeline.ratings.scale import match_score, match_score_json, scale_from_games
@@ -118,10 +117,10 @@ def matches(profile: Profile) -> list[Match]:
     return out
 
 
-def _check_folder(output: Path, plan: dict[str, Any]) -> None:
+def _check_folder(output: StorePath, plan: dict[str, Any]) -> None:
     path = output / PLAN_FILE
-    if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
+    old = read_result(path)
+    if old is not None:
         if old != plan:
             changed = sorted(k for k in plan if old.get(k) != plan[k])
             raise LevelCheckError(
@@ -147,7 +146,7 @@ def run_levelcheck(settings: LevelCheckSettings, progress: ProgressFn | None = N
     specs = _players(profile)
     plan = {k: v for k, v in asdict(settings).items() if k not in ("output", "in_process", "address")}
     plan["profile_hash"] = profile.profile_hash()
-    output = Path(settings.output)
+    output = store_path(settings.output)
     _check_folder(output, plan)
     todo = matches(profile)
     pairings = [Pairing(specs[m.a], specs[m.b], settings.openings, stream=0) for m in todo]
@@ -172,7 +171,7 @@ def run_levelcheck(settings: LevelCheckSettings, progress: ProgressFn | None = N
     result = _judge(settings, profile, todo, games)
     result["wall_seconds"] = time.perf_counter() - started
     write_result(output / "levelcheck.json", result)
-    (output / "levelcheck.md").write_text(markdown(result), encoding="utf-8")
+    (output / "levelcheck.md").write_text(markdown(result))
     return result
 
 

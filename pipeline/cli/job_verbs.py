@@ -12,15 +12,21 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, command
+
+if TYPE_CHECKING:
+    from pipeline.games.storage_fs import StorePath
 
 
 def _job_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="run config (TOML), e.g. configs/runs/quickstart.toml")
-    p.add_argument("--output", help="output root (overrides [run].output_root)")
-    p.add_argument("--resume", action="store_true", help="continue this config's run folder")
+    p.add_argument("--output", help="output root: a folder or a pyarrow filesystem URI such as "
+                                    "s3://BUCKET/runs (overrides [run].output_root)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue this config's run folder (every batch file is checked against its "
+                        "checksum; damaged ones are played again)")
     p.add_argument("--address", help="Ray cluster address (overrides [ray].address and RAY_ADDRESS)")
     p.add_argument("--storage", help="Optuna storage: RDB URL or journal file (overrides [optuna].storage)")
     p.add_argument("--tracking-uri", help="MLflow tracking URI (overrides [mlflow].tracking_uri)")
@@ -75,19 +81,21 @@ def _calibrate(args: argparse.Namespace) -> int:
     return _run_stages(args, ("calibrate",))
 
 
-def _run_folder(run: str, output: str | None) -> Path:
-    """RUN as a run id under the output root, or as a path to a run folder."""
-    candidate = Path(output or "runs") / run
+def _run_folder(run: str, output: str | None) -> StorePath:
+    """RUN as a run id under the output root, or as a path (or URI) of a run folder."""
+    from pipeline.games.storage_fs import joined, store_path  # heavy, see docstring
+
+    candidate = joined(output or "runs", run)
     if (candidate / "run.json").is_file():
         return candidate
-    if (Path(run) / "run.json").is_file():
-        return Path(run)
-    raise UsageError(f"no run {run!r} under {str(Path(output or 'runs'))!r} (and no run folder at that path)")
+    if (store_path(run) / "run.json").is_file():
+        return store_path(run)
+    raise UsageError(f"no run {run!r} under {str(output or 'runs')!r} (and no run folder at that path)")
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", metavar="RUN", help="run id (under --output) or run folder")
-    p.add_argument("--output", help="output root holding the run (default: runs)")
+    p.add_argument("--output", help="output root holding the run, a folder or a URI (default: runs)")
     p.add_argument("--profiles-dir",
                    help="folder of <variant>.json (default: the engine's shipped profiles, engine/profiles, "
                         "or $DRAUGHTS_PROFILE_DIR)")

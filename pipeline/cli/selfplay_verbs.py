@@ -20,8 +20,11 @@ from pipeline.cli.common import EXIT_FAILURE, EXIT_OK, command
 
 def _selfplay_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="run config (TOML), e.g. configs/runs/smoke.toml")
-    p.add_argument("--output", help="output root (overrides [run].output_root)")
-    p.add_argument("--resume", action="store_true", help="skip batches already written")
+    p.add_argument("--output", help="output root: a folder or a pyarrow filesystem URI such as "
+                                    "s3://BUCKET/runs (overrides [run].output_root)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip batches already written (checked against their checksums; damaged ones are "
+                        "played again)")
     p.add_argument("--address", help="Ray cluster address (overrides [ray].address and RAY_ADDRESS)")
     p.add_argument("--in-process", action="store_true", help="play in this process, without Ray")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -31,6 +34,7 @@ def _selfplay_args(p: argparse.ArgumentParser) -> None:
 def _selfplay(args: argparse.Namespace) -> int:
     from tqdm import tqdm  # heavy, see docstring
 
+    from pipeline.config.placement import check_cluster_locations, placement
     from pipeline.config.run_config import load_config
     from pipeline.games.executor import RayOptions, make_executor
     from pipeline.games.selfplay import SelfplaySummary, check_can_run, run_selfplay
@@ -43,12 +47,14 @@ def _selfplay(args: argparse.Namespace) -> int:
     if args.address:
         config = config.replace("ray", address=args.address)
     ray_cfg = config.ray
+    where = placement(config, in_process_flag=args.in_process, address_flag=args.address)
+    check_cluster_locations(config, tracking=False, studies=False)
     options = RayOptions(
-        address=ray_cfg.address, num_cpus=ray_cfg.num_cpus, node_ip_address=ray_cfg.node_ip_address,
+        address=where.address, num_cpus=ray_cfg.num_cpus, node_ip_address=ray_cfg.node_ip_address,
         max_in_flight=config.selfplay.max_in_flight,
     )
     check_can_run(config, args.resume)  # bad input fails here, before Ray starts
-    executor = make_executor(in_process=args.in_process or ray_cfg.in_process, options=options)
+    executor = make_executor(in_process=where.in_process, options=options)
     bar: Any = None
     try:
 
@@ -65,7 +71,10 @@ def _selfplay(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
         executor.close()
-    placement = ", ".join(f"{node}: {n}" for node, n in sorted(executor.batches_by_node.items()))
+    by_node = ", ".join(f"{node}: {n}" for node, n in sorted(executor.batches_by_node.items()))
+    if summary.damaged:
+        print(f"played again {len(summary.damaged)} damaged batch file(s): {', '.join(summary.damaged)}",
+              file=sys.stderr)
     games = read_games(config.run.output_root, config.run_id, columns=["game_id", "result_a"])
     results = games.column("result_a").to_pylist()
     wins, draws = sum(r == 1.0 for r in results), sum(r == 0.5 for r in results)
@@ -75,7 +84,7 @@ def _selfplay(args: argparse.Namespace) -> int:
         f"W/D/L {wins}/{draws}/{len(results) - wins - draws} from A's side); "
         f"played {summary.games_played} now, {summary.batches_skipped} batches resumed, "
         f"{summary.games_per_second:.1f} games/s on {summary.executor}; output {summary.output}"
-        + (f"; batches per node: {placement}" if placement else "")
+        + (f"; batches per node: {by_node}" if by_node else "")
     )
     return EXIT_OK if games.num_rows == summary.games_total else EXIT_FAILURE
 

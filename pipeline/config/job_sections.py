@@ -33,6 +33,7 @@ from pipeline.config.run_config import (
     between,
     deck_part_problem,
     even_positive,
+    input_file,
     known_variant,
     non_empty,
     read_scalar,
@@ -192,8 +193,9 @@ class JobSection:
     batch_size: int = setting(10, doc="games per Parquet file (even); Ray tasks are sized by work",
                               check=even_positive)
     seed_profile: str | None = setting(
-        None, doc="profile file whose hard-level weights seed the tuning (default: engine defaults)",
-        check=non_empty)
+        None, doc="profile file whose hard-level weights seed the tuning (default: engine defaults; a "
+                  "relative path is against the config's folder)",
+        check=non_empty, resolve=input_file)
     max_in_flight: int = setting(0, doc="tasks submitted at once (0: twice the cluster's CPUs)",
                                  check=at_least(0), hashed=False)
     deck: str | None = setting(
@@ -224,8 +226,8 @@ class LadderSection:
     tt_log2: int = setting(16, doc="transposition table size of the anchors (2^n entries)",
                            check=between(10, 24))
     path: str | None = setting(
-        None, doc="stored ladder.json to reuse (rated and written there when missing)", check=non_empty,
-        hashed=False)
+        None, doc="stored ladder.json to reuse (rated and written there when missing; a relative path is "
+                  "against the config's folder)", check=non_empty, hashed=False, resolve=input_file)
 
 
 @dataclass(frozen=True)
@@ -320,12 +322,12 @@ def job(config: RunConfig) -> JobSection:
 
 
 def ladder_section(config: RunConfig) -> LadderSection:
-    section = config.sections.get("ladder")
+    section = config.resolved("ladder")
     return section if isinstance(section, LadderSection) else LadderSection()
 
 
 def tune_section(config: RunConfig) -> TuneSection | None:
-    section = config.sections.get("tune")
+    section = config.resolved("tune")
     return section if isinstance(section, TuneSection) else None
 
 
@@ -334,7 +336,7 @@ def calibrate_section(config: RunConfig) -> CalibrateSection:
 
 
 def export_section(config: RunConfig) -> ExportSection:
-    section = config.sections.get("export")
+    section = config.resolved("export")
     return section if isinstance(section, ExportSection) else ExportSection()
 
 

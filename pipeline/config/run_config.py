@@ -12,6 +12,13 @@ Anything unknown, mistyped or out of range raises :class:`ConfigError` naming th
 path (down to the table entry or array item) and the value; nothing is clamped or guessed. The
 config hash (sha256 of the canonical JSON of the hashed fields) is the run id when ``[run].id``
 is not given, so the same experiment gets the same id wherever and however it runs.
+
+Files a config *reads* (a ``FILE.json`` player spec, ``[job].seed_profile``, ``[ladder].path``)
+resolve against the config file's folder, so a config means the same thing from any working
+directory. The sections keep the text as written (the config hash and the manifest see that);
+the typed accessors (:meth:`RunConfig.section` and the ``*_section`` helpers) hand out the
+resolved values. Outputs and stores (``[run].output_root``, ``[optuna].storage``, the tracking
+URI) are as given: relative ones are relative to the working directory.
 """
 
 from __future__ import annotations
@@ -88,14 +95,17 @@ def setting(
     check: Check | None = None,
     hashed: bool = True,
     structured: Structured | None = None,
+    resolve: Callable[[Any, Path], Any] | None = None,
 ) -> Any:
     """Declare one config key: its default (omit for required), doc, check and hash role.
 
     The field's type hint says what the TOML value must be: a scalar (``int``, ``float``, ``bool``,
     ``str``, optionally ``| None``), or ``tuple[T, ...]`` for an array of such scalars. A key holding
-    a table says how to read it with ``structured``. ``check`` sees the typed value.
+    a table says how to read it with ``structured``. ``check`` sees the typed value. ``resolve``
+    turns a value naming a file the run reads into the file as seen from the config's folder.
     """
-    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed, "structured": structured}
+    meta: dict[str, Any] = {"doc": doc, "check": check, "hashed": hashed, "structured": structured,
+                            "resolve": resolve}
     return field(default=default, metadata=meta)
 
 
@@ -160,6 +170,25 @@ def player_spec(v: str) -> str | None:
     return None
 
 
+# ---- reusable resolvers ----------------------------------------------------------------------
+
+
+def input_file(value: str, base: Path) -> str:
+    """A file path the run reads, against the config's folder (URIs and absolute paths as given)."""
+    if "://" in value:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def player_file(value: str, base: Path) -> str:
+    """A ``FILE.json:LEVEL`` player spec with its file against the config's folder."""
+    parsed = parse_player_spec(value)
+    if parsed.kind != "file" or parsed.path is None:
+        return value
+    return f"{input_file(parsed.path, base)}:{parsed.level}"
+
+
 # ---- sections --------------------------------------------------------------------------------
 
 
@@ -183,9 +212,9 @@ class SelfplaySection:
 
     variant: str = setting(doc="variant name (english, suicide, brazilian, russian, international)",
                            check=known_variant)
-    player_a: str = setting(doc="player spec of side A: 'random', LEVEL or FILE.json:LEVEL",
-                            check=player_spec)
-    player_b: str = setting(doc="player spec of side B", check=player_spec)
+    player_a: str = setting(doc="player spec of side A: 'random', LEVEL or FILE.json:LEVEL (FILE against "
+                                "the config's folder)", check=player_spec, resolve=player_file)
+    player_b: str = setting(doc="player spec of side B", check=player_spec, resolve=player_file)
     games: int = setting(doc="total games (even: colour-swapped pairs)", check=even_positive)
     batch_size: int = setting(20, doc="games per Parquet file (even); Ray tasks are sized by work",
                               check=even_positive)
@@ -240,13 +269,25 @@ class RunConfig:
 
     sections: Mapping[str, Any]
     source: str = "<memory>"
+    #: the config file's folder (absolute): where the files it reads are found; None: the cwd
+    base_dir: str | None = None
 
     def section(self, name: str) -> Any:
-        """The dataclass of section ``[name]``; ConfigError if the file has no such section."""
-        try:
-            return self.sections[name]
-        except KeyError:
-            raise ConfigError(f"{self.source}: missing section [{name}]") from None
+        """The dataclass of section ``[name]``, input paths resolved; ConfigError if it is missing."""
+        found = self.resolved(name)
+        if found is None:
+            raise ConfigError(f"{self.source}: missing section [{name}]")
+        return found
+
+    def resolved(self, name: str) -> Any | None:
+        """Section ``[name]`` (None when absent) with every input path against :attr:`base_dir`."""
+        obj = self.sections.get(name)
+        if obj is None or self.base_dir is None:
+            return obj
+        base = Path(self.base_dir)
+        changes = {f.name: f.metadata["resolve"](getattr(obj, f.name), base) for f in dataclasses.fields(obj)
+                   if f.metadata.get("resolve") is not None and getattr(obj, f.name) is not None}
+        return dataclasses.replace(obj, **changes) if changes else obj
 
     @property
     def run(self) -> RunSection:
@@ -295,7 +336,7 @@ class RunConfig:
         """A copy with some keys of one section changed, validated like file input."""
         raw = self.to_dict()
         raw.setdefault(section, {}).update(changes)
-        return parse_config(raw, source=self.source)
+        return parse_config(raw, source=self.source, base_dir=self.base_dir)
 
 
 def plain_value(f: dataclasses.Field[Any], value: Any) -> Any:
@@ -426,8 +467,10 @@ def _parse_section(name: str, cls: type, raw: Any, source: str) -> Any:
     return cls(**values)
 
 
-def parse_config(raw: Mapping[str, Any], *, source: str = "<memory>") -> RunConfig:
-    """Validate a nested mapping (as read from TOML) into a :class:`RunConfig`."""
+def parse_config(raw: Mapping[str, Any], *, source: str = "<memory>",
+                 base_dir: str | None = None) -> RunConfig:
+    """Validate a nested mapping (as read from TOML) into a :class:`RunConfig` (``base_dir``: where
+    the files it reads are; None: the working directory)."""
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{source}: config must be a table, got {raw!r}")
     unknown = sorted(set(raw) - set(SECTIONS))
@@ -444,7 +487,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<memory>") -> RunConf
             sections[name] = _parse_section(name, cls, raw[name], source)
         elif name in ("run", "ray"):
             sections[name] = _parse_section(name, cls, {}, source)  # all keys have defaults
-    return RunConfig(sections=sections, source=source)
+    return RunConfig(sections=sections, source=source, base_dir=base_dir)
 
 
 #: Run configs are a few KB. Larger files are refused before parsing: Python's TOML parser takes
@@ -475,7 +518,7 @@ def load_config(path: str | Path) -> RunConfig:
         raise ConfigError(f"{p}: invalid TOML: values nested too deeply") from None
     except ValueError as err:  # e.g. an integer beyond Python's digit limit
         raise ConfigError(f"{p}: invalid TOML value: {err}") from None
-    return parse_config(raw, source=str(p))
+    return parse_config(raw, source=str(p), base_dir=str(p.resolve().parent))
 
 
 def toml_text(value: Any) -> str:

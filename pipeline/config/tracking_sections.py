@@ -78,11 +78,11 @@ register_section("optuna", OptunaSection)
 
 def mlflow_section(config: RunConfig) -> MlflowSection:
     """The [mlflow] section of ``config``, or the defaults when the file has none."""
-    section = config.sections.get("mlflow")
+    section = config.resolved("mlflow")
     return section if isinstance(section, MlflowSection) else MlflowSection()
 
 
 def optuna_section(config: RunConfig) -> OptunaSection:
     """The [optuna] section of ``config``, or the defaults when the file has none."""
-    section = config.sections.get("optuna")
+    section = config.resolved("optuna")
     return section if isinstance(section, OptunaSection) else OptunaSection()

@@ -8,14 +8,26 @@ one, whose parts the driver joins before yielding the batch. The Ray executor ke
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
 per batch, so a retried batch reproduces and overwrites its own result: nothing counts twice.
+
+Start-up: a failed ``ray.init`` (a node that timed out, versions that differ from the cluster's,
+a missing auth token) ends in :class:`RayStartError`, one line naming the cause and the fix
+(:func:`pipeline.config.placement.ray_start_problem`). Compiled kernels: tasks run with
+``NUMBA_CACHE_DIR`` set (``RayOptions.numba_cache_dir``, else the driver's own, else
+:data:`CLUSTER_NUMBA_CACHE` on a cluster), a folder each node keeps between tasks and jobs, and
+before its first batches the executor runs one warm-up task on every node (two plies of the first
+batch's first pair), so each node compiles once and its other workers load the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import logging
 import os
 import socket
+import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,14 +35,23 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from engine.runtime import configure_process
-from pipeline.games.match import BatchSpec, play_batch
+from pipeline.config.placement import ray_start_problem
+from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.sizing import Task, plan_tasks
+
+#: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
+#: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
+CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
 
 BatchFn = Callable[[BatchSpec], pa.Table]
 
 
 class BatchFailedError(RuntimeError):
     """A batch raised inside its task: a bug or a broken worker setup, not a lost worker."""
+
+
+class RayStartError(ConnectionError):
+    """Ray did not start or connect; the one-line message names the cause and the fix."""
 
 
 class Executor(Protocol):
@@ -75,6 +96,17 @@ class RayOptions:
     max_retries: int = 3  # Ray-level retries of a task whose worker died
     resubmits: int = 2  # driver-level resubmissions after Ray's retries are exhausted
     quiet: bool = True
+    numba_cache_dir: str | None = None  # NUMBA_CACHE_DIR of the tasks (see the module docstring)
+    warm_up: bool = True  # one warm-up task per node before the first batches
+
+
+def task_numba_cache(options: RayOptions, address: str | None) -> str | None:
+    """The NUMBA_CACHE_DIR tasks run with (None: numba's default, beside the source)."""
+    if options.numba_cache_dir:
+        return options.numba_cache_dir
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    return CLUSTER_NUMBA_CACHE if address is not None else None
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -120,12 +152,24 @@ class RayExecutor:
             else:
                 check_reachable(address)
                 kwargs["address"] = address
-            ray.init(**kwargs)
+            with _held_stderr(address is not None and self.options.quiet) as held:
+                try:
+                    ray.init(**kwargs)
+                except Exception as err:  # anything Ray raises at start-up: one line, no traceback
+                    held.drop()  # the core's connection retries: the one line says it all
+                    raise RayStartError(ray_start_problem(err, address)) from None
         self.address = address or "local"
-        self._remote = ray.remote(_run_batches).options(
-            max_retries=self.options.max_retries,
-            retry_exceptions=[ray.exceptions.WorkerCrashedError],
-        )
+        self.numba_cache_dir = task_numba_cache(self.options, address)
+        self._runtime_env: dict[str, Any] = (
+            {"env_vars": {"NUMBA_CACHE_DIR": self.numba_cache_dir}} if self.numba_cache_dir else {})
+        self._task_options: dict[str, Any] = {
+            "max_retries": self.options.max_retries,
+            "retry_exceptions": [ray.exceptions.WorkerCrashedError],
+            **({"runtime_env": self._runtime_env} if self._runtime_env else {}),
+        }
+        self._remote = ray.remote(_run_batches).options(**self._task_options)
+        #: node ids that ran their warm-up task
+        self.warmed_nodes: set[str] = set()
         self._batch_fn = batch_fn
         #: finished batches per node address (where the work ran; shown in the CLI summary)
         self.batches_by_node: dict[str, int] = {}
@@ -141,8 +185,36 @@ class RayExecutor:
         cpus = int(self._ray.cluster_resources().get("CPU", 1))
         return max(1, 2 * cpus)
 
+    def warm_up(self, spec: BatchSpec) -> None:
+        """Compile on every node not yet warmed: two plies of ``spec``'s first pair, pinned there."""
+        ray = self._ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        tiny = dataclasses.replace(part_of(spec, 0, 1), ply_cap=2)
+        refs = []
+        for node in ray.nodes():
+            node_id = node.get("NodeID")
+            usable = node.get("Alive") and node.get("Resources", {}).get("CPU")
+            if not usable or node_id in self.warmed_nodes:
+                continue
+            pinned = ray.remote(_run_batches).options(
+                **self._task_options,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
+            refs.append((node_id, pinned.remote(self._batch_fn, (tiny,))))
+        for node_id, ref in refs:
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayTaskError as err:
+                raise BatchFailedError(f"the warm-up batch failed on node {node_id}: {err}") from err
+            except ray.exceptions.RayError:
+                continue  # a lost worker or node: its batches compile for themselves, or go elsewhere
+            self.warmed_nodes.add(node_id)
+
     def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
         ray = self._ray
+        specs = list(specs)
+        if specs and self.options.warm_up:
+            self.warm_up(specs[0])
         tasks = plan_tasks(specs)
         parts_left: dict[int, int] = {}
         for task in tasks:
@@ -192,6 +264,40 @@ class RayExecutor:
         """Shut down Ray if this executor started the connection."""
         if self._started_here and self._ray.is_initialized():
             self._ray.shutdown()
+
+
+class _Held:
+    """What :func:`_held_stderr` kept; ``drop`` discards it instead of passing it on."""
+
+    def __init__(self) -> None:
+        self.keep = True
+
+    def drop(self) -> None:
+        self.keep = False
+
+
+@contextlib.contextmanager
+def _held_stderr(enabled: bool) -> Iterator[_Held]:
+    """Hold what this process writes to file descriptor 2 (Ray's C++ core logs there) until the
+    block ends, then pass it on unless dropped."""
+    held = _Held()
+    if not enabled:
+        yield held
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as spool:
+        os.dup2(spool.fileno(), 2)
+        try:
+            yield held
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if held.keep:
+                spool.seek(0)
+                sys.stderr.write(spool.read().decode(errors="replace"))
+                sys.stderr.flush()
 
 
 #: a Ray worker process applies the engine's process settings once, before its first batch

@@ -24,18 +24,23 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.games.executor import Executor
 from pipeline.games.match import BatchSpec, make_batch_spec
 from pipeline.games.openings import Opening
 from pipeline.games.records import GAMES_SCHEMA
 from pipeline.games.selfplay import opening_schedule
-from pipeline.games.storage import batch_path, finished_batches, remove_stale_temp_files, write_batch
+from pipeline.games.storage import (
+    Root,
+    batch_path,
+    finished_batches,
+    read_batch_file,
+    remove_stale_temp_files,
+    write_batch,
+)
 
 #: batch ids reserved per pairing: pairing i uses i * BATCH_STRIDE ... (at most this many batches)
 BATCH_STRIDE = 100_000
@@ -140,7 +145,7 @@ def pair_index(game_id: int, batch_size: int) -> tuple[int, int]:
 
 def play_pairings(
     executor: Executor,
-    output_root: str | Path,
+    output_root: Root,
     run_id: str,
     stage: str,
     variant: str,
@@ -155,8 +160,8 @@ def play_pairings(
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
-    Complete batch files from an earlier (killed) driver are kept and read back, not replayed.
-    Rows come back sorted by game id.
+    Batch files from an earlier (killed) driver that match their checksum records are kept and
+    read back, not replayed; damaged ones are played again. Rows come back sorted by game id.
     """
     specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
                           stage_seeds=stage_seeds)
@@ -172,7 +177,7 @@ def play_pairings(
     if progress is not None and not todo:
         progress(Progress(stage, resumed, total, 0.0, 0.0))
     for spec, table in executor.run(todo):
-        write_batch(table, output_root, storage_id, variant, spec.batch_id)
+        write_batch(table, output_root, storage_id, variant, spec.batch_id, spec=spec)
         played += table.num_rows
         if progress is not None:
             elapsed = time.perf_counter() - started
@@ -183,11 +188,11 @@ def play_pairings(
 
 
 def read_stage_batches(
-    output_root: str | Path, run_id: str, stage: str, variant: str, batch_ids: Sequence[int]
+    output_root: Root, run_id: str, stage: str, variant: str, batch_ids: Sequence[int]
 ) -> pa.Table:
     """The games of the given batch files of a stage, sorted by game id."""
     storage_id = stage_run_id(run_id, stage)
-    tables = [pq.read_table(batch_path(output_root, storage_id, variant, b), schema=GAMES_SCHEMA)
+    tables = [read_batch_file(batch_path(output_root, storage_id, variant, b), GAMES_SCHEMA)
               for b in batch_ids]
     if not tables:
         return GAMES_SCHEMA.empty_table()

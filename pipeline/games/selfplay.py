@@ -3,17 +3,16 @@
 The plan is a pure function of the config: batch ``n`` holds games ``n*batch_size ...``, each
 pair of games plays one opening (the deck shuffled per cycle by the run seed), and each game's
 seeds derive from (run seed, pair number, colour), whatever batch holds it. The driver writes
-every batch as soon as it arrives; with ``resume`` it skips batches whose file is complete. A run
-folder holds one run: ``run.json`` records its config hash and a rerun with a different config is refused.
+every batch as soon as it arrives; with ``resume`` it skips batches whose file matches its checksum
+record and plays the damaged ones again (the summary names them). A run folder holds one run:
+``run.json`` records its config hash and a rerun with a different config is refused.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,12 +26,14 @@ from pipeline.games.openings import Opening, load_deck
 from pipeline.games.players import make_player
 from pipeline.games.records import GAMES_SCHEMA_VERSION
 from pipeline.games.storage import (
-    finished_batches,
+    check_batches,
+    read_json,
     remove_stale_temp_files,
     run_dir,
     write_batch,
     write_json,
 )
+from pipeline.games.storage_fs import StorePath, store_path
 
 _OPENING_STREAM = 0x6F70656E  # spawn-key tag of the opening shuffle ("open")
 
@@ -80,7 +81,7 @@ class SelfplaySummary:
     """What a run did: counts from side A's view, speed and where the data is."""
 
     run_id: str
-    output: Path
+    output: StorePath
     games_total: int
     games_played: int = 0
     batches_skipped: int = 0
@@ -91,6 +92,7 @@ class SelfplaySummary:
     seconds: float = 0.0
     executor: str = ""
     terminations: dict[str, int] = field(default_factory=dict)
+    damaged: list[str] = field(default_factory=list)  # batch files found damaged and played again
 
     @property
     def games_per_second(self) -> float:
@@ -112,9 +114,11 @@ def check_run_folder(config: RunConfig, resume: bool) -> None:
     """Refuse a folder holding another config's run, or this run's results without ``resume``."""
 
     folder = run_dir(config.run.output_root, config.run_id)
-    path = folder / "run.json"
-    if path.exists():
-        existing = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        existing = read_json(folder / "run.json")
+    except FileNotFoundError:
+        existing = None
+    if existing is not None:
         if existing.get("config_hash") != config.config_hash():
             raise RunFolderError(
                 f"{folder} holds run {existing.get('run_id')!r} made from another config "
@@ -132,7 +136,7 @@ def check_can_run(config: RunConfig, resume: bool) -> list[BatchSpec]:
     return specs
 
 
-def _prepare_run_folder(config: RunConfig, output_root: Path) -> None:
+def _prepare_run_folder(config: RunConfig, output_root: StorePath) -> None:
     """Create the run folder, drop a killed driver's temp files, (re)write run.json."""
     folder = run_dir(output_root, config.run_id)
     folder.mkdir(parents=True, exist_ok=True)
@@ -156,23 +160,25 @@ def run_selfplay(
     on_batch: Callable[[BatchSpec, SelfplaySummary], None] | None = None,
 ) -> SelfplaySummary:
     """Play every unfinished batch of the run and write each one as it arrives."""
-    output_root = Path(config.run.output_root)
+    output_root = store_path(config.run.output_root)
     specs = check_can_run(config, resume)
     _prepare_run_folder(config, output_root)
     variant = specs[0].variant
     expected = {s.batch_id: s.n_games for s in specs}
-    done = finished_batches(output_root, config.run_id, variant, expected_rows=expected) if resume else set()
+    check = check_batches(output_root, config.run_id, variant, expected_rows=expected) if resume else None
+    done = set(check.finished) if check is not None else set()
     todo = [s for s in specs if s.batch_id not in done]
     summary = SelfplaySummary(
         run_id=config.run_id, output=run_dir(output_root, config.run_id),
         games_total=sum(expected.values()), batches_skipped=len(done), executor=executor.description,
         games_resumed=sum(expected[b] for b in done),
+        damaged=[] if check is None else [d.describe(output_root / config.run_id) for d in check.damaged],
     )
     if on_start is not None:
         on_start(summary)
     started = time.perf_counter()
     for spec, table in executor.run(todo):
-        write_batch(table, output_root, config.run_id, variant, spec.batch_id)
+        write_batch(table, output_root, config.run_id, variant, spec.batch_id, spec=spec)
         results = table.column("result_a").to_pylist()
         summary.games_played += table.num_rows
         summary.wins_a += sum(r == 1.0 for r in results)

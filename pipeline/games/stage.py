@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +19,8 @@ import pyarrow as pa
 from pipeline.games.executor import Executor
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
-from pipeline.games.storage import atomic_write_bytes
+from pipeline.games.storage import Root, atomic_write_bytes
+from pipeline.games.storage_fs import StorePath, store_path
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class StageContext:
     """The run-wide settings of stage games."""
 
     executor: Executor
-    output_root: Path
+    output_root: StorePath
     run_id: str
     variant: str
     run_seed: int
@@ -38,7 +38,7 @@ class StageContext:
     progress: ProgressFn | None = None
 
     @property
-    def run_folder(self) -> Path:
+    def run_folder(self) -> StorePath:
         return self.output_root / self.run_id
 
     def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
@@ -92,16 +92,19 @@ def wins_against(table: pa.Table, player: str) -> list[int]:
     return out
 
 
-def write_result(path: Path, data: Mapping[str, Any]) -> None:
+def write_result(path: Root, data: Mapping[str, Any]) -> None:
     """Atomically write a stage's result JSON (no NaN: JSON has none)."""
 
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
-    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def read_result(path: Path) -> dict[str, Any] | None:
+def read_result(path: Root) -> dict[str, Any] | None:
     """A stage's result JSON, or None when the stage has not finished."""
-    if not path.is_file():
+    target = store_path(path)
+    try:
+        text = target.read_text()
+    except FileNotFoundError:
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(text)
     return data

@@ -31,6 +31,7 @@ from engine.profile import (
 )
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.storage import atomic_write_bytes
+from pipeline.games.storage_fs import StorePath, store_path
 from pipeline.jsonrecord import Fields, RecordError
 
 CALIBRATION_FILE = "calibrate/result.json"
@@ -62,11 +63,11 @@ class TrackingRecord:
 class ExportResult:
     """Where the profile went and what it says."""
 
-    path: Path
+    path: StorePath
     variant: str
     bench_signature: int
     levels: dict[str, tuple[float, float, float]]  # level -> (elo, ci low, ci high)
-    dial_path: Path | None = None  # <variant>-dial.json beside the profile, when the run made a dial
+    dial_path: StorePath | None = None  # <variant>-dial.json beside the profile, when the run made a dial
 
 
 def current_bench_signature(variant: str) -> int:
@@ -74,12 +75,12 @@ def current_bench_signature(variant: str) -> int:
     return bench.bench_signature(variant)
 
 
-def read_json(path: Path, what: str) -> Any:
+def read_json(path: str | Path | StorePath, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(store_path(path).read_text())
     except FileNotFoundError:
         raise ExportError(f"no {what} at {str(path)!r}") from None
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ExportError(f"cannot read {what} {str(path)!r}: {err}") from None
 
 
@@ -153,19 +154,19 @@ def _engine_version() -> str:
     return str(engine.__version__)
 
 
-def write_profile(profile: Any, profiles_dir: str | Path) -> Path:
+def write_profile(profile: Any, profiles_dir: str | Path | StorePath) -> StorePath:
     """Atomically write ``<profiles_dir>/<variant>.json``."""
 
-    path = Path(profiles_dir) / f"{profile.variant.name}.json"
-    text = dump_profile(profile)
-    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    path = store_path(profiles_dir) / f"{profile.variant.name}.json"
+    atomic_write_bytes(path, dump_profile(profile).encode("utf-8"))
     return path
 
 
-def verify_profile(path: str | Path, variant: str, bench_signature: int) -> Any:
+def verify_profile(path: str | Path | StorePath, variant: str, bench_signature: int) -> Any:
     """Reload ``path`` strictly and require its bench signature to be ``bench_signature``."""
 
-    profile = load_profile(path, variant)
+    with store_path(path).local_copy() as local:
+        profile = load_profile(local, variant)
     found = profile.provenance.bench_signature
     if found != bench_signature:
         raise ExportError(
@@ -176,14 +177,14 @@ def verify_profile(path: str | Path, variant: str, bench_signature: int) -> Any:
 
 
 def export_run(
-    run_folder: str | Path,
-    profiles_dir: str | Path | None = None,
+    run_folder: str | Path | StorePath,
+    profiles_dir: str | Path | StorePath | None = None,
     *,
     bench_signature: int | None = None,
     description: str = "",
 ) -> ExportResult:
     """Export a run's calibration to ``profiles_dir`` (default: ``<run folder>/profiles``)."""
-    folder = Path(run_folder)
+    folder = store_path(run_folder)
     calibration = read_json(folder / CALIBRATION_FILE, "calibration result (run the calibrate stage first)")
     manifest = read_json(folder / "run.json", "run manifest")
     tracking = TrackingRecord(None, None)
@@ -216,15 +217,15 @@ DIAL_SCHEMA = "draughts.dial"
 DIAL_VERSION = 1
 
 
-def write_dial(outcome: CalibrationOutcome, folder: Path, profile_hash: str) -> Path:
+def write_dial(outcome: CalibrationOutcome, folder: str | Path | StorePath, profile_hash: str) -> StorePath:
     """``<folder>/<variant>-dial.json``: the dial's levels (each a profile level with its predicted
     Elo and CI on the profile's scale) and the run's spot checks of two of them."""
-    path = folder / f"{outcome.variant}-dial.json"
+    path = store_path(folder) / f"{outcome.variant}-dial.json"
     doc = {"schema": DIAL_SCHEMA, "version": DIAL_VERSION, "variant": outcome.variant,
            "profile_hash": profile_hash, "anchor": outcome.anchor, "anchor_elo": outcome.anchor_elo,
            "levels": [{**lv.to_json(), "elo": round(lv.elo, 1),
                        "ci": [round(lv.ci[0], 1), round(lv.ci[1], 1)]} for lv in outcome.dial],
            "checks": [c.to_json() for c in outcome.dial_checks]}
     text = json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
-    atomic_write_bytes(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"))
     return path

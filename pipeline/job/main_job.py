@@ -1,12 +1,22 @@
 """The main job: ladder (if missing), tune, calibrate, export, report - resumable, tracked.
 
-Before any game: the config is validated (including cross-key checks), the run folder is
+Before any game: the config is validated (including cross-key checks), where it plays is
+settled (in-process with an address is refused), a driver running as a Ray job is refused local
+tracking, study storage and output paths (:mod:`pipeline.config.placement`), the run folder is
 checked (another config's folder is refused; ``run`` needs ``--resume`` to continue its own),
-MLflow and the Optuna storage are checked reachable. Then each stage skips what is already
-done: complete batch files, finished trials (studies resume by name), stage result files.
+MLflow and the Optuna storage are checked reachable, and studies and MLflow parent runs that
+belong to another output folder are refused. A folder that already holds the run has every
+batch file of every stage checked against its checksum record, and damaged ones are played
+again (:mod:`pipeline.games.storage_repair`), saying which. Then each stage skips what is
+already done: verified batch files, finished trials (studies resume by name), stage result files.
+
+The run folder (``<output root>/<run id>``) is a local folder or a pyarrow filesystem URI
+(``s3://bucket/runs``); every file of it is read and written through
+:mod:`pipeline.games.storage_fs`. An object-store output needs ``[optuna].storage`` (the
+default journal file lives in a local run folder).
 
 MLflow layout (:mod:`pipeline.tracking.mlflow_log`): experiment per variant; one parent run per study
-(``<base>-ladder``, ``<base>-tune``, ``<base>-calibrate-<level>``) with a child run per trial;
+(``<base>-ladder``, ``<base>-tune``, ``<base>-calibrate``) with a child run per trial;
 and a summary run ``<base>`` with the per-level metrics, the exported profile, the report and
 the Parquet location. ``<base>`` is ``[optuna].study_name`` or the run id. The summary run's id
 goes into the profile's provenance and into ``<run folder>/tracking.json``.
@@ -18,7 +28,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from engine.variants import get_variant
@@ -30,6 +39,7 @@ from pipeline.config.job_sections import (
     ladder_section,
     tune_section,
 )
+from pipeline.config.placement import check_cluster_locations, placement
 from pipeline.config.run_config import ConfigError, RunConfig, load_config
 from pipeline.config.tracking_sections import mlflow_section, optuna_section
 from pipeline.games.executor import RayOptions, make_executor
@@ -37,17 +47,34 @@ from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Progress
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.stage import StageContext, read_result
-from pipeline.games.storage import write_json
+from pipeline.games.storage import run_dir, write_json
+from pipeline.games.storage_fs import StorePath
+from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
 from pipeline.job.report import write_report
 from pipeline.job.validate import validate_job
 from pipeline.ladder.reference import ensure_ladder, ladder_summary
-from pipeline.tracking.mlflow_log import check_reachable, level_metrics, make_tracker, metric_name
+from pipeline.tracking.mlflow_log import (
+    check_reachable,
+    check_run_owner,
+    experiment_name,
+    level_metrics,
+    make_tracker,
+    metric_name,
+)
 from pipeline.tracking.plots import LadderRow, elo_ladder_plot
-from pipeline.tuning.studies import check_storage, open_study, quiet_optuna, wilcoxon_pruner
+from pipeline.tuning.studies import (
+    check_owners,
+    check_storage,
+    describe_storage,
+    open_study,
+    quiet_optuna,
+    wilcoxon_pruner,
+)
 from pipeline.tuning.weights import run_tune, tuned_weights
 
 STAGES = ("ladder", "tune", "calibrate", "export", "report")
+CALIBRATE_STUDY = "easy"  # the calibrate stage's one study: Easy's weakening mix
 
 
 @dataclass(frozen=True)
@@ -68,11 +95,11 @@ class JobSummary:
     """What a job did, for the final summary."""
 
     run_id: str
-    run_folder: Path
+    run_folder: StorePath
     seconds: float = 0.0
     lines: list[str] = field(default_factory=list)
     level_table: str = ""
-    profile: Path | None = None
+    profile: StorePath | None = None
     tracking: str = ""
 
 
@@ -127,7 +154,7 @@ def _check_folder(config: RunConfig, opts: JobOptions, full_run: bool) -> None:
     check_run_folder(config, resume=opts.resume or not full_run)
 
 
-def _write_manifest(config: RunConfig, folder: Path) -> None:
+def _write_manifest(config: RunConfig, folder: StorePath) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "run.json", manifest(config))
@@ -137,22 +164,47 @@ def study_base(config: RunConfig) -> str:
     return optuna_section(config).study_name or config.run_id
 
 
-def _open_studies(config: RunConfig, storage: Any, folder: Path, names: list[str]) -> dict[str, Any]:
+def study_names(config: RunConfig) -> list[str]:
+    """Every Optuna study of the job: ``<base>-tune`` and ``<base>-calibrate-easy`` (Easy's mix)."""
+    base = study_base(config)
+    return [f"{base}-tune", f"{base}-calibrate-{CALIBRATE_STUDY}"]
+
+
+def tracked_names(config: RunConfig) -> list[str]:
+    """Every MLflow parent run of the job: the summary ``<base>`` and one per stage that plays."""
+    base = study_base(config)
+    return [base, f"{base}-ladder", f"{base}-tune", f"{base}-calibrate"]
+
+
+def _study_storage(config: RunConfig, folder: StorePath) -> str | None:
+    """The Optuna storage; an object-store run folder cannot hold the default journal file."""
+    storage = optuna_section(config).storage
+    if storage is None and not folder.is_local:
+        raise ConfigError(
+            f"{config.source}: [optuna].storage is unset, and the run folder {folder} is not on a local "
+            "disk, so the default journal file cannot live in it: give --storage a database URL "
+            "(postgresql+psycopg2://USER@HOST/DB) or a local journal file")
+    return storage
+
+
+def _open_studies(config: RunConfig, storage: Any, folder: StorePath, names: list[str]) -> dict[str, Any]:
 
     opt = optuna_section(config)
     base = study_base(config)
+    owner = str(folder)
     out: dict[str, Any] = {}
     for name in names:
         if name == "tune":
             pruner = (wilcoxon_pruner(opt.wilcoxon_p_threshold, opt.wilcoxon_startup_steps)
                       if opt.pruner == "wilcoxon" else None)
             out[name] = open_study(f"{base}-tune", storage, run_seed=config.run.seed, direction="maximize",
-                                   run_dir=folder, sampler=opt.sampler, n_startup_trials=opt.n_startup_trials,
-                                   pruner=pruner, max_retries=opt.max_retries)
+                                   sampler=opt.sampler, n_startup_trials=opt.n_startup_trials,
+                                   pruner=pruner, max_retries=opt.max_retries, owner=owner)
         else:  # Easy's weakening mix: minimise the blunder rate under the strength constraint
             out[name] = open_study(f"{base}-calibrate-{name}", storage, run_seed=config.run.seed,
-                                   direction="minimize", run_dir=folder, sampler=opt.sampler,
-                                   n_startup_trials=opt.n_startup_trials, max_retries=opt.max_retries)
+                                   direction="minimize", sampler=opt.sampler,
+                                   n_startup_trials=opt.n_startup_trials, max_retries=opt.max_retries,
+                                   owner=owner)
     return out
 
 
@@ -164,35 +216,53 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     validate_job(config, tuple(s for s in stages if s in ("ladder", "tune", "calibrate")))
     variant = _canonical(j.variant)
     deck = tuple(load_deck(variant, part=j.deck_part, name=j.deck))
-    folder = Path(config.run.output_root) / config.run_id
+    where = placement(config, in_process_flag=opts.in_process, address_flag=opts.address)
+    check_cluster_locations(config)
+    folder = run_dir(config.run.output_root, config.run_id)
+    owner = str(folder)
     full_run = stages == STAGES
     _check_folder(config, opts, full_run)
+    resuming = (folder / "run.json").is_file()
     printer = ProgressPrinter(opts.progress)
     ml = mlflow_section(config)
     uri = check_reachable(ml.tracking_uri, ml.check_timeout) if ml.enabled else None  # before any game
-    storage = check_storage(optuna_section(config).storage, folder)
+    storage_url = _study_storage(config, folder)
+    storage = check_storage(storage_url, folder.local_path() if folder.is_local else None)
+    shown = describe_storage(storage_url) if storage_url else f"journal file under {folder}"
+    check_owners(storage, study_names(config), owner, shown)
+    experiment = ml.experiment or experiment_name(variant)
+    if uri is not None:
+        check_run_owner(uri, experiment, tracked_names(config), config.config_hash(), owner)
     printer.log(f"run {config.run_id}: measuring the bench signature")
     signature = current_bench_signature(variant)
     tracker = make_tracker(enabled=ml.enabled, variant=variant, run_dir=folder,
                            config_hash=config.config_hash(), bench_signature=signature, uri=uri,
-                           experiment=ml.experiment, check=False)
+                           experiment=experiment, check=False, output_folder=owner)
     _write_manifest(config, folder)
     summary = JobSummary(config.run_id, folder)
     ray_cfg = config.ray
     executor = make_executor(
-        in_process=opts.in_process or ray_cfg.in_process,
-        options=RayOptions(address=ray_cfg.address, num_cpus=ray_cfg.num_cpus,
+        in_process=where.in_process,
+        options=RayOptions(address=where.address, num_cpus=ray_cfg.num_cpus,
                            node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
-    ctx = StageContext(executor, Path(config.run.output_root), config.run_id, variant, config.run.seed,
+    ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
                        j.batch_size, j.ply_cap, deck, printer)
     try:
+        if resuming:
+            replay_damaged(folder, executor, lambda text: _say(text, summary))
         _stages(config, ctx, stages, storage, tracker, signature, summary, printer)
     finally:
         executor.close()
     summary.tracking = tracker.summary()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _say(text: str, summary: JobSummary) -> None:
+    """A line that is always printed (stderr) and kept for the final summary."""
+    print(text, file=sys.stderr, flush=True)
+    summary.lines.append(text)
 
 
 def _canonical(variant: str) -> str:
@@ -233,7 +303,7 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
         params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
         with tracker.start_study(base, params=params) as ref:
             _write_tracking(ctx.run_folder, ref.run_id, getattr(tracker, "experiment", None))
-            tracker.set_tags({"parquet_location": str(ctx.run_folder.resolve())})
+            tracker.set_tags({"parquet_location": str(ctx.run_folder)})
             if "export" in stages:
                 _run_export_stage(config, ctx, tracker, signature, summary, printer)
             if "report" in stages:
@@ -250,7 +320,7 @@ def _section_params(config: RunConfig, name: str) -> dict[str, Any]:
     return {f"{name}.{k}": v for k, v in section.items() if v is not None}
 
 
-def _log_ladder(tracker: Any, ladder: Any, folder: Path) -> None:
+def _log_ladder(tracker: Any, ladder: Any, folder: StorePath) -> None:
 
     metrics: dict[str, float] = {"games": float(ladder.n_games)}
     for a in ladder.anchors:
@@ -288,7 +358,7 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
 def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
                          tracker: Any, summary: JobSummary, printer: ProgressPrinter) -> None:
 
-    study = _open_studies(config, storage, ctx.run_folder, ["easy"])["easy"]
+    study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
     with tracker.start_study(f"{study_base(config)}-calibrate", params=_section_params(config, "calibrate")):
         outcome = run_calibration(ctx, calibrate_section(config), weights, study, log=printer.log)
         metrics: dict[str, float] = {}
@@ -331,7 +401,7 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
     printer.log(summary.lines[-1])
 
 
-def _write_tracking(folder: Path, run_id: str | None, experiment: str | None) -> None:
+def _write_tracking(folder: StorePath, run_id: str | None, experiment: str | None) -> None:
     write_json(folder / TRACKING_FILE, TrackingRecord(run_id, experiment).to_json())
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
+from pipeline.games.storage_fs import StorePath, store_path
 from pipeline.jsonrecord import RecordError
 from pipeline.ratings.logistic import elo_to_score
 from pipeline.tracking.plots import (
@@ -36,9 +37,9 @@ class ReportError(ValueError):
 class Report:
     """Where the report went."""
 
-    folder: Path
+    folder: StorePath
     table_markdown: str
-    files: tuple[Path, ...]
+    files: tuple[StorePath, ...]
 
 
 def _opt(value: float | None, fmt: str) -> str:
@@ -143,7 +144,7 @@ def _expected(outcome: CalibrationOutcome, level: str, other: str) -> float | No
     return None
 
 
-def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:
+def _plots(out: StorePath, outcome: CalibrationOutcome) -> list[StorePath]:
     rows = [LadderRow(f"product {n}", *outcome.product_elo[n]) for n in LEVEL_NAMES]
     rows += [LadderRow(n, outcome.levels[n].elo, *outcome.levels[n].ci) for n in LEVEL_NAMES]
     files = [
@@ -178,9 +179,9 @@ def _plots(out: Path, outcome: CalibrationOutcome) -> list[Path]:
     return files
 
 
-def write_report(run_folder: str | Path) -> Report:
+def write_report(run_folder: str | Path | StorePath) -> Report:
     """Write the report of a run; ReportError before its calibration has finished."""
-    run = Path(run_folder)
+    run = store_path(run_folder)
     try:
         tune = read_tune(run / "tune" / "result.json")
     except RecordError as err:

@@ -20,7 +20,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,8 @@ from pipeline.games.executor import Executor
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.players import inline_spec
-from pipeline.games.storage import write_json
+from pipeline.games.storage import Root, write_json
+from pipeline.games.storage_fs import joined, store_path
 from pipeline.jsonrecord import Fields, RecordError
 from pipeline.ratings import GameResults, Rating, RatingTable, fit_elo, games_from_color_table
 
@@ -250,12 +250,12 @@ def fit_ladder(variant: str, ladder_anchors: Sequence[Anchor], table: pa.Table, 
     )
 
 
-def load_ladder(path: str | Path, expected_hash: str | None = None) -> Ladder:
+def load_ladder(path: Root, expected_hash: str | None = None) -> Ladder:
     """Read a ladder.json; with ``expected_hash``, refuse one rated with other settings."""
-    p = Path(path)
+    p = store_path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise LadderError(f"cannot read ladder {str(p)!r}: {err}") from None
     ladder = Ladder.from_json(data, repr(str(p)))
     if expected_hash is not None and ladder.ladder_hash != expected_hash:
@@ -267,14 +267,14 @@ def load_ladder(path: str | Path, expected_hash: str | None = None) -> Ladder:
     return ladder
 
 
-def save_ladder(ladder: Ladder, path: str | Path) -> None:
-    write_json(Path(path), ladder.to_json())
+def save_ladder(ladder: Ladder, path: Root) -> None:
+    write_json(path, ladder.to_json())
 
 
 def ensure_ladder(
     *,
     executor: Executor | None,
-    output_root: str | Path,
+    output_root: Root,
     run_id: str,
     variant: str,
     section: LadderSection,
@@ -291,10 +291,10 @@ def ensure_ladder(
     else rate it now (resuming finished ladder batches) and store it in both places.
     """
     hash_ = ladder_hash(variant, ply_cap, section, deck_part)
-    here = Path(output_root) / run_id / "ladder.json"
+    here = joined(output_root, run_id, "ladder.json")
     if here.is_file():
         return load_ladder(here, hash_), "run"
-    if section.path is not None and Path(section.path).is_file():
+    if section.path is not None and store_path(section.path).is_file():
         ladder = load_ladder(section.path, hash_)
         save_ladder(ladder, here)
         return ladder, "stored"

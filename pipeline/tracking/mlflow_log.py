@@ -6,8 +6,13 @@ config hash), one nested CHILD run per trial (:meth:`Tracker.trial_run`, tag
 ``mlflow.parentRunId``). ``log_*`` calls go to the innermost open run.
 
 Tags on every run: ``git_commit`` (``git rev-parse HEAD``, else "unknown"), ``git_dirty``,
-``config_hash``, ``bench_signature``, ``engine_version``, ``variant`` (plus MLflow's own
-``mlflow.source.git.commit``), and ``study_name`` / ``trial_number`` where they apply.
+``config_hash``, ``bench_signature``, ``engine_version``, ``variant``, ``output_folder`` (the run
+folder the run belongs to; plus MLflow's own ``mlflow.source.git.commit``), and ``study_name`` /
+``trial_number`` where they apply.
+
+Ownership: a parent run belongs to one output folder (its ``output_folder`` tag). A study that
+resumes reuses only its own folder's parent run, and :func:`check_run_owner` refuses, before any
+game, a run whose parent runs (same study names and config hash) belong to another folder.
 
 Metric names: ``<quantity>_<level>[_<stat>]`` (see :func:`metric_name`, :func:`level_metrics`),
 e.g. ``elo_easy``, ``elo_easy_ci_low``, ``elo_easy_ci_high``, ``nodes_per_move_easy``,
@@ -19,8 +24,9 @@ Failure policy:
 
 - :func:`check_reachable` is called when a run starts, BEFORE any game, and raises
   :class:`TrackingUnavailable` (a ValueError) with a one-line message naming the URI.
-- Everything sent is first appended to a local JSON-lines log (``<run folder>/tracking/
-  mlflow-log.jsonl``). If MLflow fails mid-run, the tracker logs ONE warning, goes offline and
+- Everything sent is first appended to a JSON-lines log in the run folder (``<run folder>/tracking/
+  mlflow-log.jsonl``; on a store without appends, such as S3, the whole log is rewritten each time
+  a run ends). If MLflow fails mid-run, the tracker logs ONE warning, goes offline and
   DROPS every later MLflow call for the rest of the run (nothing is buffered in memory or retried;
   the run itself never fails because of tracking). The events keep going to the local log, the
   summary says tracking failed, and :func:`replay_log` (``python -m pipeline.tracking replay LOG
@@ -40,6 +46,7 @@ import contextlib
 import json
 import logging
 import os
+import posixpath
 import re
 import sqlite3
 import subprocess
@@ -59,6 +66,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 
 from engine import __version__
+from pipeline.games.storage_fs import StorePath, store_path
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +83,13 @@ _HTTP_DEFAULTS = {
 
 class TrackingUnavailable(ValueError):
     """The tracking URI cannot be used; the message names it."""
+
+
+class RunOwnerError(ValueError):
+    """An MLflow run that belongs to another output folder (or to none on record)."""
+
+
+OWNER_TAG = "output_folder"
 
 
 # ---- names -----------------------------------------------------------------------------------
@@ -234,7 +249,7 @@ def git_dirty(repo: Path | None = None) -> str:
 
 def standard_tags(
     *, config_hash: str, bench_signature: int | str | None, engine_version: str | None = None,
-    variant: str | None = None,
+    variant: str | None = None, output_folder: str | None = None,
 ) -> dict[str, str]:
     """The tags every run carries (see the module docstring)."""
     if engine_version is None:
@@ -251,6 +266,8 @@ def standard_tags(
     }
     if variant is not None:
         tags["variant"] = variant
+    if output_folder is not None:
+        tags[OWNER_TAG] = output_folder
     return tags
 
 
@@ -338,10 +355,10 @@ class Tracker:
         """Log parameters (stringified) to the innermost open run."""
         self._current()
 
-    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+    def log_artifact(self, path: str | Path | StorePath, artifact_path: str | None = None) -> None:
         """Upload a file (plot, profile JSON) to the innermost open run."""
         self._current()
-        if not Path(path).is_file():
+        if not store_path(path).is_file():
             raise ValueError(f"artifact {str(path)!r} is not a file")
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
@@ -367,7 +384,7 @@ class MlflowTracker(Tracker):
     enabled = True
 
     def __init__(
-        self, *, uri: str | None, experiment: str, run_dir: str | Path, tags: Mapping[str, str],
+        self, *, uri: str | None, experiment: str, run_dir: str | Path | StorePath, tags: Mapping[str, str],
     ) -> None:
         super().__init__()
         self.uri = resolve_tracking_uri(uri)
@@ -375,6 +392,13 @@ class MlflowTracker(Tracker):
         self.base_tags = dict(tags)
         self.log_path = log_path(run_dir)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        #: a store without appends keeps the whole log here and rewrites it when a run ends
+        self._held: list[str] | None = None
+        if not self.log_path.is_local:
+            try:
+                self._held = [self.log_path.read_text()]
+            except FileNotFoundError:
+                self._held = []
         if urllib.parse.urlsplit(self.uri).scheme.lower() in ("http", "https"):
             for key, value in _HTTP_DEFAULTS.items():
                 os.environ.setdefault(key, value)
@@ -389,8 +413,14 @@ class MlflowTracker(Tracker):
 
     def _write(self, event: dict[str, Any]) -> None:
         event = {"v": LOG_SCHEMA, "time": _now_ms(), **event}
-        with open(self.log_path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(event, sort_keys=True, allow_nan=True) + "\n")
+        line = json.dumps(event, sort_keys=True, allow_nan=True) + "\n"
+        if self._held is None:
+            with open(self.log_path.local_path(), "a", encoding="utf-8") as out:
+                out.write(line)
+            return
+        self._held.append(line)
+        if event["op"] in ("end_run", "offline"):
+            self.log_path.write_text("".join(self._held))
 
     def _send(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if self._failure is not None:
@@ -501,18 +531,17 @@ class MlflowTracker(Tracker):
         if ref.run_id is not None:
             self._send("log_params", _log_new_params, self._client, ref.run_id, clean)
 
-    def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
+    def log_artifact(self, path: str | Path | StorePath, artifact_path: str | None = None) -> None:
         ref = self._current()
-        file = Path(path).resolve()
+        file = store_path(path)
         if not file.is_file():
             raise ValueError(f"artifact {str(path)!r} is not a file")
-        try:
-            shown = os.path.relpath(file, self.log_path.parent)
-        except ValueError:
-            shown = str(file)
+        same_store = (file.scheme, file.query) == (self.log_path.scheme, self.log_path.query)
+        shown = posixpath.relpath(file.path, self.log_path.parent.path) if same_store else file.uri
         self._write({"op": "artifact", "key": ref.key, "path": shown, "artifact_path": artifact_path})
         if ref.run_id is not None:
-            self._send("log_artifact", self._client.log_artifact, ref.run_id, str(file), artifact_path)
+            with file.local_copy() as local:
+                self._send("log_artifact", self._client.log_artifact, ref.run_id, str(local), artifact_path)
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
         ref = self._current()
@@ -542,22 +571,25 @@ class MlflowTracker(Tracker):
                 f"{self.log_path}; re-log with: python -m pipeline.tracking replay {self.log_path} --uri URI")
 
 
-def log_path(run_dir: str | Path) -> Path:
-    """Where a run keeps its local tracking log: ``<run folder>/tracking/mlflow-log.jsonl``."""
-    return Path(run_dir) / "tracking" / LOG_NAME
+def log_path(run_dir: str | Path | StorePath) -> StorePath:
+    """Where a run keeps its tracking log: ``<run folder>/tracking/mlflow-log.jsonl``."""
+    return store_path(run_dir) / "tracking" / LOG_NAME
 
 
 def make_tracker(
-    *, enabled: bool, variant: str, run_dir: str | Path, config_hash: str, bench_signature: int | str | None,
+    *, enabled: bool, variant: str, run_dir: str | Path | StorePath, config_hash: str,
+    bench_signature: int | str | None,
     uri: str | None = None, experiment: str | None = None, engine_version: str | None = None,
-    check: bool = True, timeout: float = 10.0,
+    check: bool = True, timeout: float = 10.0, output_folder: str | None = None,
 ) -> Tracker:
-    """The run's tracker: null when disabled, else MLflow (reachability checked first, by default)."""
+    """The run's tracker: null when disabled, else MLflow (reachability checked first, by default);
+    ``output_folder`` (default: ``run_dir``) is tagged on every run as its owner."""
     if not enabled:
         return NullTracker()
     resolved = check_reachable(uri, timeout) if check else resolve_tracking_uri(uri)
+    owner = output_folder if output_folder is not None else str(store_path(run_dir))
     tags = standard_tags(config_hash=config_hash, bench_signature=bench_signature,
-                         engine_version=engine_version, variant=variant)
+                         engine_version=engine_version, variant=variant, output_folder=owner)
     return MlflowTracker(uri=resolved, experiment=experiment or experiment_name(variant), run_dir=run_dir,
                          tags=tags)
 
@@ -591,16 +623,50 @@ def _create_run(client: Any, experiment_id: str, name: str, tags: Mapping[str, s
     return str(run.info.run_id)
 
 
-def _open_parent(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int) -> str:
-    """Reuse the parent run of a resumed study (same name and config hash), else create one.
-
-    Child runs left RUNNING by a killed driver are marked FAILED, like their Optuna trials."""
-    config_hash = tags.get("config_hash", "")
+def _parent_runs(client: Any, experiment_id: str, name: str, config_hash: str) -> list[Any]:
+    """Parent runs of study ``name`` made from the config with ``config_hash``, newest first."""
     candidates = client.search_runs(
         [experiment_id], filter_string=f"tags.study_name = '{name}' and tags.config_hash = '{config_hash}'",
         max_results=200, order_by=["attributes.start_time DESC"],
     )
-    found = [r for r in candidates if "mlflow.parentRunId" not in r.data.tags]
+    return [r for r in candidates if "mlflow.parentRunId" not in r.data.tags]
+
+
+def check_run_owner(uri: str, experiment: str, study_names: Sequence[str], config_hash: str,
+                    output_folder: str) -> None:
+    """Refuse (RunOwnerError), before any game, parent runs of these studies from another folder."""
+    try:
+        client = mlflow.MlflowClient(tracking_uri=uri)
+        found = client.get_experiment_by_name(experiment)
+        runs = [] if found is None else [
+            r for name in study_names for r in _parent_runs(client, found.experiment_id, name, config_hash)]
+    except Exception as err:  # any backend error means: unusable
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise TrackingUnavailable(f"MLflow tracking URI {_redact(uri)}: cannot look up the runs of "
+                                  f"{experiment!r}: {first}") from None
+    for run in runs:
+        theirs = run.data.tags.get(OWNER_TAG)
+        if theirs == output_folder:
+            continue
+        name = run.data.tags.get("study_name")
+        where = f"MLflow run {name!r} (id {run.info.run_id}, experiment {experiment!r} at {_redact(uri)})"
+        own = ("give this run its own name ([optuna].study_name or [run].id) or experiment "
+               "([mlflow].experiment)")
+        if theirs is None:
+            raise RunOwnerError(f"{where} has no recorded output folder, so it cannot be told apart from "
+                                f"another run's: {own}")
+        raise RunOwnerError(f"{where} belongs to output folder {theirs}, not {output_folder}: continue that "
+                            f"run with --resume --output {posixpath.dirname(theirs)}, or {own}")
+
+
+def _open_parent(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int) -> str:
+    """Reuse the parent run of a resumed study (same name, config hash and output folder), else
+    create one.
+
+    Child runs left RUNNING by a killed driver are marked FAILED, like their Optuna trials."""
+    owner = tags.get(OWNER_TAG)
+    found = [r for r in _parent_runs(client, experiment_id, name, tags.get("config_hash", ""))
+             if r.data.tags.get(OWNER_TAG) == owner]
     if not found:
         return _create_run(client, experiment_id, name, tags, start)
     run_id = str(found[0].info.run_id)
@@ -629,10 +695,10 @@ def _log_new_params(client: Any, run_id: str, params: Mapping[str, str]) -> None
 # ---- replay ----------------------------------------------------------------------------------
 
 
-def read_log(path: str | Path) -> list[dict[str, Any]]:
-    """The events of a local tracking log (ValueError naming the line when one is not JSON)."""
+def read_log(path: str | Path | StorePath) -> list[dict[str, Any]]:
+    """The events of a tracking log (ValueError naming the line when one is not JSON)."""
     events = []
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = store_path(path).read_text().splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -652,7 +718,7 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
     Runs, parent links, params, metrics (original step and timestamp), tags, artifacts and
     end status are replayed in order; a run the log never ended is marked KILLED. Raises on
     any MLflow error (unlike the tracker, a replay should fail loudly)."""
-    log_file = Path(path).resolve()
+    log_file = store_path(path)
     resolved = check_reachable(uri, timeout)
     client = mlflow.MlflowClient(tracking_uri=resolved)
     experiments: dict[str, str] = {}
@@ -685,11 +751,11 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
         elif op == "tags":
             client.log_batch(ids[key], tags=[RunTag(k, v) for k, v in event["tags"].items()])
         elif op == "artifact":
-            file = Path(event["path"])
-            file = file if file.is_absolute() else (log_file.parent / file).resolve()
+            file = _artifact_file(log_file, str(event["path"]))
             if not file.is_file():
                 raise ValueError(f"{log_file}: artifact {file} of run {key} is missing")
-            client.log_artifact(ids[key], str(file), event.get("artifact_path"))
+            with file.local_copy() as local:
+                client.log_artifact(ids[key], str(local), event.get("artifact_path"))
         elif op == "end_run":
             client.set_terminated(ids[key], event["status"], event["end_time"])
             ended.add(key)
@@ -697,6 +763,15 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
         if key not in ended:
             client.set_terminated(run_id, "KILLED")
     return ids
+
+
+def _artifact_file(log_file: StorePath, shown: str) -> StorePath:
+    """An artifact named in a log: a URI or absolute path as it is, else relative to the log's folder."""
+    if "://" in shown or shown.startswith("/"):
+        return store_path(shown)
+    folder = log_file.parent
+    joined_path = posixpath.normpath(posixpath.join(folder.path, shown))
+    return StorePath(folder.fs, joined_path, folder.scheme, folder.query)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,12 +5,14 @@
 - :func:`score_distribution_plot`: per level, how often each pair score (0, 0.5, ..., 2 points
   out of a colour-swapped pair) occurred against the reference (product) engine.
 
-Each function writes one PNG (parent folders created) and returns its path; the tracker uploads
+Each function writes one PNG (a local path or a run-folder store path, through
+:mod:`pipeline.games.storage_fs`; parent folders created) and returns where; the tracker uploads
 them as artifacts. Figures are closed after saving, so long runs do not leak memory.
 """
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ matplotlib.use("Agg")  # before pyplot: never needs a display
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+
+from pipeline.games.storage_fs import StorePath, store_path
 
 DPI = 110
 PAIR_SCORES = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -39,11 +43,15 @@ class LadderRow:
     target: float | None = None
 
 
-def _save(fig: Figure, path: str | Path) -> Path:
-    out = Path(path)
+def _save(fig: Figure, path: str | Path | StorePath) -> StorePath:
+    out = store_path(path)
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
+    out.write_bytes(buffer.getvalue())
     return out
 
 
@@ -53,7 +61,8 @@ def _finite(name: str, value: float) -> float:
     return float(value)
 
 
-def elo_ladder_plot(rows: Sequence[LadderRow], path: str | Path, title: str = "Elo ladder") -> Path:
+def elo_ladder_plot(rows: Sequence[LadderRow], path: str | Path | StorePath,
+                    title: str = "Elo ladder") -> StorePath:
     """Horizontal ladder, strongest on top: Elo points with CI bars; targets as red diamonds."""
     if not rows:
         raise ValueError("elo_ladder_plot needs at least one row")
@@ -84,9 +93,9 @@ def elo_ladder_plot(rows: Sequence[LadderRow], path: str | Path, title: str = "E
 
 
 def optimisation_history_plot(
-    values: Sequence[float | None], path: str | Path, *, direction: str = "maximize",
+    values: Sequence[float | None], path: str | Path | StorePath, *, direction: str = "maximize",
     title: str = "Optimisation history", ylabel: str = "objective",
-) -> Path:
+) -> StorePath:
     """Objective per trial (None / NaN: failed trial, skipped) and the best-so-far line."""
     if direction not in ("maximize", "minimize"):
         raise ValueError(f"direction {direction!r}: expected 'maximize' or 'minimize'")
@@ -108,9 +117,9 @@ def optimisation_history_plot(
 
 
 def score_distribution_plot(
-    scores_by_level: Mapping[str, Sequence[float]], path: str | Path, *,
+    scores_by_level: Mapping[str, Sequence[float]], path: str | Path | StorePath, *,
     title: str = "Pair scores against the reference engine",
-) -> Path:
+) -> StorePath:
     """Grouped bars: share of pairs scoring 0, 0.5, 1, 1.5, 2 points, one group per level.
 
     Scores are a level's points in each colour-swapped pair (pentanomial outcomes); the legend
@@ -149,9 +158,9 @@ class CurvePoint:
     ci_high: float
 
 
-def strength_curve_plot(curves: Mapping[str, Sequence[CurvePoint]], path: str | Path, *,
+def strength_curve_plot(curves: Mapping[str, Sequence[CurvePoint]], path: str | Path | StorePath, *,
                         xlabels: Mapping[str, str], marks: Mapping[str, float] | None = None,
-                        title: str = "Strength curves") -> Path:
+                        title: str = "Strength curves") -> StorePath:
     """One panel per curve: Elo over the knob with CI bars; horizontal lines at ``marks``
     (e.g. the product's levels and the targets)."""
     if not curves:

@@ -5,10 +5,10 @@ stage result (``tune/result.json``), written by ``to_json`` and read back strict
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pipeline.games.stage import read_result
+from pipeline.games.storage import Root
 from pipeline.jsonrecord import Fields, Scalar
 from pipeline.tuning.texel import TexelSeed
 
@@ -149,7 +149,7 @@ class TuneResult:
                    f.opt_record("texel", TexelSeed.from_json))
 
 
-def read_tune(path: Path) -> TuneResult | None:
+def read_tune(path: Root) -> TuneResult | None:
     """The tuning stage's result file, or None when the stage has not finished."""
     data = read_result(path)
     return None if data is None else TuneResult.from_json(data, str(path))

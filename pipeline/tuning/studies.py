@@ -7,6 +7,11 @@ SQLAlchemy URL (``sqlite:///...``, ``postgresql://...``) selects an RDB storage 
 database on a cluster); a value without ``://`` is a journal file path. :func:`check_storage`
 fails with a clear :class:`StorageUnavailable` before any game is played.
 
+Ownership: a study belongs to one output folder, recorded in its user attr ``output_folder``
+when it is created. Opening it for another folder is refused with an error naming both
+(:func:`check_owners` before any game, and :func:`open_study` again), so a second run of a config
+into a new folder never reuses, and silently finishes on, the first run's trials.
+
 Resuming (:func:`open_study`): the study is created or loaded by name (``load_if_exists``), so
 finished trials are kept. Exactly ONE driver owns a study, so a trial still RUNNING when the
 study is opened was left by a killed driver: it is marked FAIL and its parameters are enqueued
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import posixpath
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +61,13 @@ FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 class StudyError(ValueError):
     """A bad study request (space, directions, storage); the message quotes the input."""
+
+
+class StudyOwnerError(StudyError):
+    """A study that belongs to another output folder (or to none on record)."""
+
+
+OWNER_ATTR = "output_folder"
 
 
 class StorageUnavailable(StudyError):
@@ -290,9 +303,12 @@ def open_study(
     n_startup_trials: int = 10,
     pruner: optuna.pruners.BasePruner | None = None,
     max_retries: int = 1,
+    owner: str | None = None,
 ) -> optuna.Study:
     """Create or resume study ``name``: finished trials kept, interrupted ones failed and retried,
-    a fresh sampler seeded from the run seed and the history (see the module docstring)."""
+    a fresh sampler seeded from the run seed and the history (see the module docstring).
+
+    ``owner``: the output folder the study belongs to (recorded when new, refused when another)."""
     if directions is not None:
         direction = None
         if pruner is not None and len(directions) > 1:
@@ -310,10 +326,50 @@ def open_study(
     have = [d.name.lower() for d in study.directions]
     if wanted != have:
         raise StudyError(f"study {name!r} exists with directions {have}, not {wanted}")
+    if owner is not None:
+        _claim(study, owner)
     recover_interrupted(study, max_retries)
     n_finished = len(study.get_trials(deepcopy=False, states=FINISHED))
     study.sampler = make_sampler(sampler, sampler_seed(run_seed, name, n_finished), n_startup_trials)
     return study
+
+
+def _owner_problem(name: str, shown: str, theirs: Any, ours: str, n_trials: int) -> str | None:
+    """Why the study may not be used for output folder ``ours`` (None when it may)."""
+    own = "give this run a study of its own ([optuna].study_name, [run].id or another --storage)"
+    if theirs is None:
+        if n_trials == 0:
+            return None  # created and not yet claimed: nothing to reuse
+        return (f"Optuna study {name!r} in {shown} has {n_trials} trials and no recorded output folder, so "
+                f"it cannot be told apart from another run's: {own}, or delete that study")
+    if str(theirs) == ours:
+        return None
+    return (f"Optuna study {name!r} in {shown} belongs to output folder {theirs}, not {ours}: continue that "
+            f"run with --resume --output {posixpath.dirname(str(theirs))}, or {own}")
+
+
+def check_owners(storage: BaseStorage, names: Iterable[str], owner: str, shown: str) -> None:
+    """Refuse (StudyOwnerError) before any game when an existing study belongs to another folder."""
+    for name in names:
+        try:
+            study_id = storage.get_study_id_from_name(name)
+        except KeyError:
+            continue
+        attrs = storage.get_study_user_attrs(study_id)
+        problem = _owner_problem(name, shown, attrs.get(OWNER_ATTR), owner,
+                                 len(storage.get_all_trials(study_id, deepcopy=False)))
+        if problem:
+            raise StudyOwnerError(problem)
+
+
+def _claim(study: optuna.Study, owner: str) -> None:
+    """Record ``owner`` on a new study, or refuse one that belongs to another folder."""
+    problem = _owner_problem(study.study_name, "its storage", study.user_attrs.get(OWNER_ATTR), owner,
+                             len(study.get_trials(deepcopy=False)))
+    if problem:
+        raise StudyOwnerError(problem)
+    if OWNER_ATTR not in study.user_attrs:
+        study.set_user_attr(OWNER_ATTR, owner)
 
 
 def count_complete(study: optuna.Study) -> int:

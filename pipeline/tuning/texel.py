@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from engine.kernel.tables import kernel_tables
 from engine.variants import get_variant
 from pipeline.config.job_sections import Range
 from pipeline.games.storage import read_games
+from pipeline.games.storage_fs import StorePath
 from pipeline.jsonrecord import Fields
 
 MIN_PLY = 4  # skip the opening plies: the ballot decides them, not the evaluation
@@ -147,7 +147,7 @@ def fit_texel(x: np.ndarray, y: np.ndarray, base: Mapping[str, float], ranges: S
     return TexelFit(weights, k, _loss(e0, y, k), _loss(x @ weight_vector(weights), y, k), len(y))
 
 
-def run_texel(run_folder: Path, run_id: str, variant: str, base: Mapping[str, float],
+def run_texel(run_folder: StorePath, run_id: str, variant: str, base: Mapping[str, float],
               ranges: Sequence[Range], max_positions: int, seed: int) -> TexelSeed:
     """Fit on the run's ladder games (skipped when the run has none, e.g. a reused stored ladder)."""
 

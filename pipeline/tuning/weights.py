@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +33,8 @@ from pipeline.config.job_sections import TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import inline_spec
 from pipeline.games.stage import StageContext, read_result, trial_slot, write_result
+from pipeline.games.storage import Root
+from pipeline.games.storage_fs import StorePath, joined
 from pipeline.jsonrecord import Scalar
 from pipeline.ratings import games_from_color_table, pair_scores, pentanomial_counts, pentanomial_stats, sprt
 from pipeline.tracking.plots import optimisation_history_plot
@@ -201,7 +202,7 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
     return result
 
 
-def _log_result(tracker: Any, result: TuneResult, folder: Path) -> None:
+def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
     """Best value, SPRT outcome, decision tag, result file and history plot on the parent run."""
     metrics = {"accepted": float(result.accepted), "trials": float(len(result.trials))}
     if result.best is not None:
@@ -289,7 +290,7 @@ def _trial_record(t: Any) -> TuneTrial:
                      t.user_attrs.get("pairs"), int(t.user_attrs.get("slot", t.number)))
 
 
-def tuned_weights(run_folder: Path, variant: str, seed_profile: str | None) -> dict[str, float]:
+def tuned_weights(run_folder: Root, variant: str, seed_profile: str | None) -> dict[str, float]:
     """The weights later stages play: the accepted tuning result, else the seed weights."""
-    done = read_tune(run_folder / RESULT_FILE)
+    done = read_tune(joined(run_folder, RESULT_FILE))
     return seed_weights(variant, seed_profile) if done is None else dict(done.weights)

@@ -79,13 +79,16 @@ class LoopbackCluster:
             subprocess.run([ray_cli, "start", *args, "--disable-usage-stats"], env=self.env, stdout=out,
                            stderr=subprocess.STDOUT, timeout=180, check=True)
 
-    def start(self) -> None:
+    def start_head(self) -> None:
         self._ray_start(
             "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", "--num-cpus=1",
             f"--ray-client-server-port={free_port('127.0.0.2')}",
             f"--dashboard-agent-listen-port={free_port('127.0.0.2')}",
             "--include-dashboard=false", f"--temp-dir={self.root}/head", log="head.log",
         )
+
+    def start(self) -> None:
+        self.start_head()
         self._ray_start(
             f"--address={self.address}", "--node-ip-address=127.0.0.3", "--num-cpus=1",
             f"--dashboard-agent-listen-port={free_port('127.0.0.3')}", f"--temp-dir={self.root}/node",

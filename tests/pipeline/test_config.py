@@ -147,3 +147,106 @@ def test_a_float_key_reads_an_integer_as_that_float() -> None:
     assert as_int.to_dict() == as_float.to_dict() and as_int.config_hash() == as_float.config_hash()
     with pytest.raises(ConfigError, match=r"x\.toml: mlflow\.check_timeout = 1000.*: must be a finite"):
         parse_config({**BASE, "mlflow": {"check_timeout": 10**400}}, source="x.toml")
+
+
+# ---- input paths, placement, a driver running as a Ray job -----------------------------------
+
+
+def test_input_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    import tomllib
+
+    from pipeline.config.job_sections import job, ladder_section
+
+    from .conftest import REPO
+
+    text = (REPO / "configs" / "runs" / "tiny.toml").read_text()
+    seed = 'variant = "english"\nseed_profile = "profiles/seed.json"\n'
+    text = text.replace('variant = "english"\n', seed, 1)
+    ladder = '[ladder]\npath = "../ladders/english.json"\n'
+    text = text.replace("[ladder]\n", ladder, 1) if "[ladder]\n" in text else f"{text}\n{ladder}"
+    configs = []
+    for where in ("one", "two/deeper"):
+        folder = tmp_path / where
+        folder.mkdir(parents=True)
+        (folder / "job.toml").write_text(text)
+        configs.append(load_config(folder / "job.toml"))
+    one, two = configs
+    assert job(one).seed_profile == str(tmp_path / "one" / "profiles" / "seed.json")
+    assert ladder_section(two).path == str(tmp_path / "two" / "deeper" / ".." / "ladders" / "english.json")
+    assert one.config_hash() == two.config_hash()  # the text as written is what is hashed
+    assert one.to_dict()["job"]["seed_profile"] == "profiles/seed.json"
+    assert tomllib.loads(text)["job"]["seed_profile"] == "profiles/seed.json"
+    moved = one.replace("run", output_root="/elsewhere")  # replace keeps the config's folder
+    assert job(moved).seed_profile == job(one).seed_profile and moved.run.output_root == "/elsewhere"
+    selfplay = tmp_path / "sp" / "sp.toml"
+    selfplay.parent.mkdir()
+    selfplay.write_text('[selfplay]\nvariant = "english"\nplayer_a = "mine/p.json:hard"\n'
+                        'player_b = "random"\ngames = 2\n')
+    config = load_config(selfplay)
+    assert config.selfplay.player_a == f"{tmp_path / 'sp' / 'mine' / 'p.json'}:hard"
+    assert config.selfplay.player_b == "random"
+    assert parse_config(_with("selfplay", player_a="p.json:hard")).selfplay.player_a == "p.json:hard"
+
+
+def test_in_process_with_an_address_is_an_error() -> None:
+    from pipeline.config.placement import placement
+
+    config = parse_config(_with("ray", in_process=True), source="x.toml")
+    assert placement(config, environ={}).in_process
+    with pytest.raises(ConfigError, match=r"x.toml: \[ray\].in_process = true plays without Ray, but "
+                                          r"RAY_ADDRESS = '10.0.0.1:6379' names a Ray cluster"):
+        placement(config, environ={"RAY_ADDRESS": "10.0.0.1:6379"})
+    with pytest.raises(ConfigError, match=r"--in-process plays without Ray, but --address = 'h:1'"):
+        placement(parse_config(BASE), in_process_flag=True, address_flag="h:1", environ={})
+    on_ray = placement(parse_config(_with("ray", address="h:2")), environ={"RAY_ADDRESS": "h:3"})
+    assert on_ray == type(on_ray)(False, "h:2")
+
+
+def test_a_driver_running_as_a_ray_job_refuses_local_files() -> None:
+    from pipeline.config.placement import RAY_JOB_ENV, check_cluster_locations, cluster_problems
+
+    job_env = {RAY_JOB_ENV: "{}"}
+    config = parse_config(BASE, source="x.toml")
+    check_cluster_locations(config, environ={})  # not a Ray job: anything goes
+    problems = cluster_problems(config, job_env)
+    assert [p.split(" is ")[0].split(": ", 1)[1] for p in problems] == [
+        "[run].output_root = 'runs' (or --output)", "[mlflow].tracking_uri (or MLFLOW_TRACKING_URI)",
+        "[optuna].storage (or --storage)"]
+    assert "--output s3://BUCKET/runs" in problems[0] and "http://HOST:5000" in problems[1]
+    assert "postgresql+psycopg2://" in problems[2]
+    with pytest.raises(ConfigError, match=r"\[run\].output_root = 'runs'.* Also: .*tracking_uri"):
+        check_cluster_locations(config, environ=job_env)
+    for uri in ("sqlite:////shared/mlflow.db", "file:///shared/mlruns", "mlruns"):
+        ok = parse_config({**_with("run", output_root="s3://b/runs"), "mlflow": {"tracking_uri": uri},
+                           "optuna": {"storage": "postgresql+psycopg2://u@db/optuna"}})
+        assert [p for p in cluster_problems(ok, job_env) if "tracking_uri" in p], uri
+    durable = parse_config({**_with("run", output_root="/shared/runs"),
+                            "mlflow": {"tracking_uri": "http://mlflow:5000"},
+                            "optuna": {"storage": "postgresql+psycopg2://u@db/optuna"}})
+    assert cluster_problems(durable, job_env) == []
+    assert cluster_problems(parse_config(BASE), job_env, tracking=False, studies=False)[0].startswith(
+        "<memory>: [run].output_root")
+
+
+@pytest.mark.parametrize(("message", "needle"), [
+    ("RuntimeError: Failed to connect to GCS. ray.exceptions.AuthenticationError: RPC error: "
+     "InvalidAuthToken: Authentication token is missing or incorrect",
+     "refused this driver's authentication"),
+    ("Version mismatch: The cluster was started with: Ray: 2.59.0 Python: 3.11.7 This process on node "
+     "1.2.3.4 was started with: Ray: 2.60.0 Python: 3.11.7", "pip install -c constraints.txt"),
+    ("The current node timed out during startup.", "timed out while this driver started or joined"),
+    ("Failed to connect to GCS within 60 seconds", "no Ray head answered at h:1"),
+    ("something odd", "Ray failed to start (ConnectionError: Failed to connect to Ray cluster at h:1 "
+                      "RuntimeError: something odd)"),
+])
+def test_ray_start_failures_are_one_line_with_the_fix(message: str, needle: str) -> None:
+    from pipeline.config.placement import ray_start_problem
+
+    try:
+        try:
+            raise RuntimeError(message)
+        except RuntimeError as inner:
+            raise ConnectionError("Failed to connect to Ray cluster at h:1") from inner
+    except ConnectionError as err:
+        text = ray_start_problem(err, "h:1")
+    assert needle in text and "\n" not in text

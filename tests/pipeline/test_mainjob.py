@@ -419,3 +419,55 @@ def test_structured_values_round_trip_through_the_plain_form(tmp_path: Path) -> 
     again = config.replace("calibrate", easy_trials=5)
     assert again.section("calibrate").hard_budgets == config.section("calibrate").hard_budgets
     assert again.section("tune").weights == config.section("tune").weights
+
+
+# ---- no silent reuse: each case is refused before any game ------------------------------------
+
+
+def test_silent_reuse_cases_are_refused_before_any_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.tracking.mlflow_log import make_tracker
+    from pipeline.tuning.studies import open_study
+
+    config = load_job_config(str(TINY), JobOptions())
+    first = tmp_path / "first" / config.run_id
+    second_root = tmp_path / "second"
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+
+    def run(*extra: str) -> str:
+        code = main(["run", str(TINY), "--output", str(second_root), "--tracking-uri", uri, "--no-progress",
+                     *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+        assert not list(second_root.rglob("*.parquet"))
+        return err
+
+    # the same config into a new folder, with the study storage the first run used
+    storage = f"sqlite:///{tmp_path}/optuna.db"
+    study = open_study(f"{config.run_id}-tune", storage, run_seed=7, owner=str(first))
+    study.tell(study.ask(), 0.5)
+    capsys.readouterr()
+    err = run("--storage", storage)
+    assert f"belongs to output folder {first}, not {second_root / config.run_id}" in err
+    assert f"--resume --output {first.parent}" in err
+    # ... or with the MLflow experiment the first run logged to
+    tracker = make_tracker(enabled=True, variant="english", run_dir=first, uri=uri,
+                           config_hash=config.config_hash(), bench_signature=1)
+    with tracker.start_study(f"{config.run_id}-ladder"):
+        pass
+    capsys.readouterr()  # MLflow's own lines of the set-up
+    err = run("--storage", f"sqlite:///{tmp_path}/fresh.db")
+    assert f"MLflow run '{config.run_id}-ladder'" in err and f"belongs to output folder {first}" in err
+    # [ray] in_process = true (tiny.toml) with an address
+    assert "[ray].in_process = true plays without Ray, but --address = '127.0.0.1:9'" in run(
+        "--address", "127.0.0.1:9")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
+    assert "but RAY_ADDRESS = '127.0.0.1:9' names a Ray cluster" in run()
+    monkeypatch.delenv("RAY_ADDRESS")
+    # a driver running as a Ray job with a relative output and local tracking files
+    monkeypatch.setenv("RAY_JOB_CONFIG_JSON_ENV_VAR", "{}")
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", str(TINY), "--output", "runs", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "[run].output_root = 'runs' (or --output) is relative" in err
+    assert "[mlflow].tracking_uri" in err and "[optuna].storage" in err

@@ -28,7 +28,7 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     wanted = {"levels.png", "curves.png", "easy_trials.png", "tune_history.png", "levels.md", "levels.json"}
     assert wanted <= names
     for path in report.files:
-        assert path.is_file() and path.stat().st_size > 0
+        assert path.is_file() and path.size() > 0
     md = (report.folder / "levels.md").read_text()
     row = ("| hard | hard-200000 | 1880 | [1855, 1907] | 1885 [1850, 1920] | - | 0.50 / 0.20 / 0.10 | "
            "10000 | 8 |")

@@ -328,3 +328,32 @@ def test_killed_driver_resumes_on_postgresql(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     driver_main()
+
+
+# ---- ownership: a study belongs to one output folder ------------------------------------------
+
+
+def test_a_study_of_another_output_folder_is_refused_naming_both(tmp_path: Path) -> None:
+    from pipeline.tuning.studies import StudyOwnerError, check_owners, make_storage
+
+    url = f"sqlite:///{tmp_path}/shared.db"
+    first = open_study("cfg-tune", url, run_seed=1, owner="/runs/a/cfg")
+    assert first.user_attrs["output_folder"] == "/runs/a/cfg"
+    trial = first.ask()
+    first.tell(trial, 0.5)
+    storage = make_storage(url)
+    check_owners(storage, ["cfg-tune", "cfg-calibrate-easy"], "/runs/a/cfg", "db")  # its own: fine
+    with pytest.raises(StudyOwnerError) as caught:
+        check_owners(storage, ["cfg-tune"], "/runs/b/cfg", "db")
+    text = str(caught.value)
+    assert "belongs to output folder /runs/a/cfg, not /runs/b/cfg" in text
+    assert "--resume --output /runs/a" in text
+    with pytest.raises(StudyOwnerError, match="belongs to output folder /runs/a/cfg"):
+        open_study("cfg-tune", url, run_seed=1, owner="/runs/b/cfg")
+    again = open_study("cfg-tune", url, run_seed=1, owner="/runs/a/cfg")  # resuming its own folder
+    assert len(again.get_trials()) == 1
+    # a study with trials and no owner on record cannot be told apart from another run's
+    optuna.create_study(storage=url, study_name="orphan").tell(optuna.load_study(
+        study_name="orphan", storage=url).ask(), 1.0)
+    with pytest.raises(StudyOwnerError, match="no recorded output folder"):
+        check_owners(make_storage(url), ["orphan"], "/runs/b/cfg", "db")

@@ -283,3 +283,29 @@ def test_replay_cli_reports_an_unreachable_target(tmp_path: Path, capsys: pytest
     assert main(["replay", str(path), "--uri", uri]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: MLflow tracking URI") and uri in err
+
+
+def test_parent_runs_of_another_output_folder_are_refused(tmp_path: Path) -> None:
+    from pipeline.tracking.mlflow_log import RunOwnerError, check_run_owner
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    first = make_tracker(enabled=True, variant="english", run_dir=tmp_path / "a" / "run", uri=uri,
+                         config_hash=HASH, bench_signature=SIG)
+    with first.start_study("run-tune"):
+        pass
+    a, b = str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")
+    check_run_owner(uri, "draughts-english", ["run-tune", "run-ladder"], HASH, a)  # its own folder
+    check_run_owner(uri, "draughts-nothing", ["run-tune"], HASH, b)  # no such experiment yet
+    with pytest.raises(RunOwnerError) as caught:
+        check_run_owner(uri, "draughts-english", ["run-ladder", "run-tune"], HASH, b)
+    assert f"belongs to output folder {a}, not {b}" in str(caught.value)
+    assert f"--resume --output {tmp_path / 'a'}" in str(caught.value)
+    # a tracker for folder b never attaches to folder a's parent run, even unchecked
+    second = make_tracker(enabled=True, variant="english", run_dir=tmp_path / "b" / "run", uri=uri,
+                          config_hash=HASH, bench_signature=SIG)
+    with second.start_study("run-tune") as ref_b:
+        pass
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    owners = {r.info.run_id: r.data.tags["output_folder"] for r in client.search_runs(
+        [client.get_experiment_by_name("draughts-english").experiment_id])}
+    assert owners[ref_b.run_id] == b and sorted(owners.values()) == [a, b]

@@ -1,0 +1,76 @@
+"""Ray start-up and workers on real Ray: one-line start-up failures, numba cache, warm-up (slow).
+
+A head with token authentication (``ray start`` on 127.0.0.2, stopped by process id) refuses a
+driver without the token: the driver ends with one ``error:`` line naming the cause and the fix.
+On a private local Ray, tasks run with the chosen ``NUMBA_CACHE_DIR`` and every node runs one
+warm-up task before its first batches.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline.games.executor import InProcessExecutor, RayExecutor, RayOptions
+from pipeline.games.match import BatchSpec, play_batch
+from pipeline.games.records import TIMING_COLUMNS
+from pipeline.games.selfplay import plan_batches
+
+from .conftest import REPO, SMOKE
+from .ray_helpers import LoopbackCluster
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_driver_without_the_token_gets_one_line(tmp_path: Path) -> None:
+    cluster = LoopbackCluster()
+    try:
+        cluster.start_head()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        done = subprocess.run(
+            [sys.executable, "-m", "pipeline", "selfplay", str(SMOKE), "--output", str(tmp_path / "out"),
+             "--address", cluster.address, "--no-progress"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        cluster.stop()
+    assert not cluster.pids()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith(f"error: the Ray cluster at {cluster.address} refused this driver's "
+                                "authentication"), done.stderr[-2000:]
+    assert "RAY_AUTH_MODE=token" in lines[-1]
+    assert len(lines) == 1, done.stderr[-2000:]
+
+
+def _cache_checking_batch(cache: str, spec: BatchSpec) -> pa.Table:
+    if os.environ.get("NUMBA_CACHE_DIR") != cache:
+        raise RuntimeError(f"NUMBA_CACHE_DIR is {os.environ.get('NUMBA_CACHE_DIR')!r}, not {cache!r}")
+    return play_batch(spec)
+
+
+def test_tasks_share_a_numba_cache_dir_and_each_node_warms_up_once(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import functools
+
+    cache = str(tmp_path / "numba-cache")
+    specs = plan_batches(smoke_config)
+    options = RayOptions(num_cpus=2, node_ip_address="127.0.0.2", numba_cache_dir=cache)
+    executor = RayExecutor(options, batch_fn=functools.partial(_cache_checking_batch, cache))
+    try:
+        assert executor.numba_cache_dir == cache
+        first = dict(executor.run(specs[:2]))
+        assert len(executor.warmed_nodes) == 1  # one node: one warm-up task
+        second = dict(executor.run(specs[2:]))
+        assert len(executor.warmed_nodes) == 1  # not warmed again
+    finally:
+        executor.close()
+    assert list(Path(cache).rglob("*.nbi")), "no numba cache index in the task cache dir"
+    local = dict(InProcessExecutor().run(specs))
+    for spec, table in {**first, **second}.items():
+        keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
+        assert table.select(keep).equals(local[spec].select(keep))
