@@ -312,7 +312,6 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
     load_profile(folder / "profiles" / "english.json", "english")
     result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
     assert {"variant", "anchor", "levels", "claims", "easy_trials", "curves", "openings"} <= set(result)
-    return result
 
 
 @pytest.mark.slow
