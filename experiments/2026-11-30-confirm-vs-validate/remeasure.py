@@ -21,9 +21,9 @@ import statistics
 from pathlib import Path
 
 import pyarrow as pa
+from pipeline.calibration.levels import rate_on_ladder
 
 from pipeline.calibration.levelcheck import ProgressLines, level_spec
-from pipeline.calibration.levels import rate_on_ladder
 from pipeline.games.executor import RayOptions, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing, play_pairings

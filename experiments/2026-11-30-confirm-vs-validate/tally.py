@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from pipeline.calibration.levels import rate_on_ladder
+
 from pipeline.games.storage import read_games
 from pipeline.ladder.reference import load_ladder
 
