@@ -517,7 +517,8 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not allowed in a profile")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` object hook of the strict loaders: a key given twice is a ValueError."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -542,7 +543,7 @@ def parse_profile_text(
     if len(text) > MAX_PROFILE_BYTES:
         raise where.fail("", f"text longer than {MAX_PROFILE_BYTES} characters", len(text))
     try:
-        obj = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+        obj = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as err:
         raise where.fail("", f"invalid JSON: {err.msg} at line {err.lineno} column {err.colno}",
                          err.doc[max(0, err.pos - 20):err.pos + 20]) from None

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 from engine.board import Board
 from engine.errors import DraughtsError, quote
 from engine.move import Move
+from engine.profile import no_duplicate_keys
 from engine.variants import VARIANTS, Variant, get_variant
 from pipeline.games.openings import DECK_PARTS
 
@@ -363,15 +364,6 @@ def validate_tactics(data: object, variant: str | Variant, source: str = "<docum
     return TacticsSet(rules.name, recipe, dict(src), counts, tuple(positions))
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
 def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number a set may hold")
 
@@ -383,7 +375,7 @@ def parse_tactics_text(text: bytes | str, variant: str | Variant, source: str = 
         _fail(where, "<top level>", f"larger than {MAX_TACTICS_BYTES} bytes", show=False)
     try:
         decoded = text.decode("utf-8") if isinstance(text, bytes) else text
-        data = json.loads(decoded, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        data = json.loads(decoded, object_pairs_hook=no_duplicate_keys, parse_constant=_no_constant)
     except UnicodeDecodeError as err:
         _fail(where, "<top level>", f"not UTF-8 text ({err.reason} at byte {err.start})", show=False)
     except json.JSONDecodeError as err:
