@@ -301,13 +301,7 @@ def run_calibration(
         for t in trials
     ]
     choice_games = pa.concat_tables([curve_games, *easy_tables])
-    fit = scale_from_games(
-        choice_games,
-        anchor=product.anchor,
-        anchor_elo=ANCHOR_ELO,
-        bootstrap=section.bootstrap,
-        seed=ctx.run_seed,
-    )
+    fit = _fit(choice_games, product, section, ctx.run_seed)
     easy = choose_easy(trials)
     easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
     hard = curves.hard[-1]
@@ -331,13 +325,7 @@ def run_calibration(
                      Pairing(strong.spec, bridge.spec, n_val, stream=_STREAM)]
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
-    vfit = scale_from_games(
-        validation,
-        anchor=product.anchor,
-        anchor_elo=ANCHOR_ELO,
-        bootstrap=section.bootstrap,
-        seed=ctx.run_seed + 1,
-    )
+    vfit = _fit(validation, product, section, ctx.run_seed + 1)
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     groups = measured_groups(validation)
     hard_players = (names["hard"], product.player("hard"))
@@ -351,13 +339,7 @@ def run_calibration(
         claims.unmeasured(claims.medium_claim(*offset), tuple(names[n] for n in LEVEL_NAMES), groups),
     ]
     everything = pa.concat_tables([choice_games, validation])
-    pooled = scale_from_games(
-        everything,
-        anchor=product.anchor,
-        anchor_elo=ANCHOR_ELO,
-        bootstrap=section.bootstrap,
-        seed=ctx.run_seed + 2,
-    )
+    pooled = _fit(everything, product, section, ctx.run_seed + 2)
     positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
     tactics = load_tactics(ctx.variant).positions
     levels: dict[str, LevelOutcome] = {}
@@ -433,6 +415,12 @@ def run_calibration(
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, seed: int) -> ScaleFit:
+    """The score-based fit of ``games`` with the product's Medium held at the scale's fixed point."""
+    return scale_from_games(games, anchor=product.anchor, anchor_elo=ANCHOR_ELO, bootstrap=section.bootstrap,
+                            seed=seed)
 
 
 def _bridges(fit: ScaleFit, curves: Curves,
