@@ -320,7 +320,8 @@ def run_calibration(
         Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
     ]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
-    for bridge, (weak, strong) in _bridges(fit, curves, chosen):  # adjacent levels are far apart
+    elos = {"easy": _elo(fit, easy.player), "medium": target, "hard": _elo(fit, hard.name)}
+    for bridge, (weak, strong) in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
         pairings += [Pairing(bridge.spec, weak.spec, n_val, stream=_STREAM),
                      Pairing(strong.spec, bridge.spec, n_val, stream=_STREAM)]
     say(f"calibrate: validation on {n_val} fresh openings")
@@ -423,14 +424,17 @@ def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, see
                             seed=seed)
 
 
-def _bridges(fit: ScaleFit, curves: Curves,
-             chosen: Mapping[str, PathPlayer]) -> list[tuple[PathPlayer, tuple[PathPlayer, PathPlayer]]]:
+def _bridges(fit: ScaleFit, curves: Curves, chosen: Mapping[str, PathPlayer],
+             elos: Mapping[str, float]) -> list[tuple[PathPlayer, tuple[PathPlayer, PathPlayer]]]:
     """For Easy-Medium and Medium-Hard: the curve point nearest the pair's midpoint Elo, which the
-    validation plays against both, so the gap between two far-apart levels is measured in steps."""
+    validation plays against both, so the gap between two far-apart levels is measured in steps.
+    ``elos``: the levels' Elo on the choice fit (Medium's is its target: a Medium between curve
+    points has played no game yet)."""
     out = []
-    for (weak, strong), path in (((chosen["easy"], chosen["medium"]), curves.medium),
-                                 ((chosen["medium"], chosen["hard"]), (*curves.medium, *curves.hard))):
-        middle = (_elo(fit, weak.name) + _elo(fit, strong.name)) / 2.0
+    for weak_level, strong_level, path in (("easy", "medium", curves.medium),
+                                           ("medium", "hard", (*curves.medium, *curves.hard))):
+        weak, strong = chosen[weak_level], chosen[strong_level]
+        middle = (elos[weak_level] + elos[strong_level]) / 2.0
         candidates = [p for p in path if p.name not in (weak.name, strong.name)]
         if candidates:
             out.append((min(candidates, key=lambda p: abs(_elo(fit, p.name) - middle)), (weak, strong)))
