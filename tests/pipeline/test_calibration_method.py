@@ -3,6 +3,8 @@ choice of Easy, the judging rules and the dial."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -140,11 +142,42 @@ def test_a_claim_split_by_perfect_scores_is_not_measured() -> None:
 
     # a beats b every game; b and c trade points: {a} and {b, c} are measured groups
     rows = [("a", "b", 1.0), ("b", "a", 0.0), ("b", "c", 1.0), ("c", "b", 1.0), ("c", "b", 0.0)]
-    table = pa.table({"white_player": [r[0] for r in rows], "black_player": [r[1] for r in rows],
-                      "result_white": [r[2] for r in rows]})
+    table = pa.table(
+        {
+            "white_player": [r[0] for r in rows],
+            "black_player": [r[1] for r in rows],
+            "result_white": [r[2] for r in rows],
+        }
+    )
     groups = measured_groups(table)
     assert groups == (frozenset({"a"}), frozenset({"b", "c"}))
     claim = claims.hard_claim(80, 40, 100)
     assert claims.unmeasured(claim, ("b", "c"), groups) == claim
     refused = claims.unmeasured(claim, ("a", "b"), groups)
     assert not refused.holds and not refused.precise and "perfect scores split a | b" in refused.note
+
+
+def test_bridges_need_no_rating_of_an_interpolated_medium() -> None:
+    from pipeline.calibration.method import _bridges
+    from pipeline.ratings.scale import fit_scale
+
+    section = CalibrateSection(hard_budgets=(1000, 4000), medium_noise=(0.0, 100.0))
+    curves = curve_players("english", WEIGHTS, section)
+    names = [p.name for p in (*curves.medium, *curves.hard)] + ["easy-t000"]
+    a, b, s, o = [], [], [], []
+    for i, (x, y) in enumerate(itertools.pairwise(names)):
+        for k in range(6):  # each neighbour pair trades points
+            a.append(x), b.append(y), s.append(float(k % 3 == 0)), o.append(f"{i}-{k}")
+    fit = fit_scale(a, b, s, o, anchor=names[0], bootstrap=50, seed=1)
+    chosen = {
+        "easy": easy_player("english", WEIGHTS, {}, "easy-t000"),
+        "medium": medium_player("english", WEIGHTS, 37.3),
+        "hard": curves.hard[-1],
+    }  # 37.3: no games
+    elos = {"easy": fit.rating("easy-t000").value, "medium": 1500.0, "hard": fit.rating("hard-4000").value}
+    bridges = _bridges(fit, curves, chosen, elos)
+    assert [pair for _, pair in bridges] == [
+        (chosen["easy"], chosen["medium"]),
+        (chosen["medium"], chosen["hard"]),
+    ]
+    assert all(bridge.name not in ("easy-t000", "medium-d4-n37.3", "hard-4000") for bridge, _ in bridges)
