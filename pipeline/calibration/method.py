@@ -21,6 +21,7 @@ One run per variant (docs/calibration.md):
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -68,6 +69,7 @@ RESULT_FILE = "result.json"
 _DECK_TAG = 0x63616C69  # "cali": the opening split's stream
 _STREAM = 0  # every pairing of a stage plays the same openings
 STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EASY_TOLERANCE
+BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
 DEPTH_POSITIONS = 60  # middlegame positions the median depth is measured on
 _MIDDLEGAME_PLIES = (16, 24, 32)
 
@@ -321,9 +323,9 @@ def run_calibration(
     ]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
     elos = {"easy": _elo(fit, easy.player), "medium": target, "hard": _elo(fit, hard.name)}
-    for bridge, (weak, strong) in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
-        pairings += [Pairing(bridge.spec, weak.spec, n_val, stream=_STREAM),
-                     Pairing(strong.spec, bridge.spec, n_val, stream=_STREAM)]
+    for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
+        pairings += [Pairing(strong.spec, weak.spec, n_val, stream=_STREAM)
+                     for weak, strong in itertools.pairwise(chain)]
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
     vfit = _fit(validation, product, section, ctx.run_seed + 1)
@@ -425,19 +427,27 @@ def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, see
 
 
 def _bridges(fit: ScaleFit, curves: Curves, chosen: Mapping[str, PathPlayer],
-             elos: Mapping[str, float]) -> list[tuple[PathPlayer, tuple[PathPlayer, PathPlayer]]]:
-    """For Easy-Medium and Medium-Hard: the curve point nearest the pair's midpoint Elo, which the
-    validation plays against both, so the gap between two far-apart levels is measured in steps.
-    ``elos``: the levels' Elo on the choice fit (Medium's is its target: a Medium between curve
-    points has played no game yet)."""
+             elos: Mapping[str, float]) -> list[tuple[PathPlayer, ...]]:
+    """For Easy-Medium and Medium-Hard: a chain from the weaker level to the stronger through the
+    curve points nearest the Elo a third and two thirds of the way, each link of which the
+    validation plays, so the gap between two far-apart levels is measured in steps whose scores
+    are far from 0 and 1. ``elos``: the levels' Elo on the choice fit (Medium's is its target: a
+    Medium between curve points has played no game yet)."""
     out = []
     for weak_level, strong_level, path in (("easy", "medium", curves.medium),
                                            ("medium", "hard", (*curves.medium, *curves.hard))):
         weak, strong = chosen[weak_level], chosen[strong_level]
-        middle = (elos[weak_level] + elos[strong_level]) / 2.0
+        low, high = elos[weak_level], elos[strong_level]
         candidates = [p for p in path if p.name not in (weak.name, strong.name)]
-        if candidates:
-            out.append((min(candidates, key=lambda p: abs(_elo(fit, p.name) - middle)), (weak, strong)))
+        steps: dict[str, PathPlayer] = {}
+        for k in range(1, BRIDGE_STEPS):
+            if candidates:
+                at = low + (high - low) * k / BRIDGE_STEPS
+                point = min(candidates, key=lambda p: abs(_elo(fit, p.name) - at))
+                steps[point.name] = point
+        middle = sorted(steps.values(), key=lambda p: _elo(fit, p.name))
+        if middle:
+            out.append((weak, *middle, strong))
     return out
 
 

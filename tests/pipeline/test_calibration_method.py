@@ -175,9 +175,13 @@ def test_bridges_need_no_rating_of_an_interpolated_medium() -> None:
         "hard": curves.hard[-1],
     }  # 37.3: no games
     elos = {"easy": fit.rating("easy-t000").value, "medium": 1500.0, "hard": fit.rating("hard-4000").value}
-    bridges = _bridges(fit, curves, chosen, elos)
-    assert [pair for _, pair in bridges] == [
+    chains = _bridges(fit, curves, chosen, elos)
+    assert [(chain[0], chain[-1]) for chain in chains] == [
         (chosen["easy"], chosen["medium"]),
         (chosen["medium"], chosen["hard"]),
     ]
-    assert all(bridge.name not in ("easy-t000", "medium-d4-n37.3", "hard-4000") for bridge, _ in bridges)
+    inner = [p.name for chain in chains for p in chain[1:-1]]
+    assert inner and all(n not in ("easy-t000", "medium-d4-n37.3", "hard-4000") for n in inner)
+    for chain in chains:  # the steps run from weaker to stronger on the choice fit
+        elo = [fit.rating(p.name).value for p in chain[1:-1]]
+        assert elo == sorted(elo) and 1 <= len(elo) <= 2
