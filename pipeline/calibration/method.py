@@ -21,6 +21,7 @@ One run per variant (docs/calibration.md):
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import itertools
 import math
 import statistics
@@ -56,13 +57,8 @@ from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
 from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
-from pipeline.tuning.studies import (
-    ask_trial,
-    complete_trials,
-    remaining_trials,
-    space_from_engine,
-    tell_trial,
-)
+from pipeline.tuning.inflight import run_trials
+from pipeline.tuning.studies import TrialWindow, complete_trials, space_from_engine, tell_trial
 
 CAL_DIR = "calibrate"
 RESULT_FILE = "result.json"
@@ -193,20 +189,28 @@ def run_easy_study(
     weights: Mapping[str, float],
     product: ProductLevels,
     log: Log | None,
+    window: TrialWindow | None = None,
+    in_flight: int | None = None,
 ) -> list[EasyTrial]:
-    """Play the Easy study's missing trials; every finished trial, in trial order."""
+    """Play the Easy study's missing trials, up to the window's W at once (default: one at a
+    time); every finished trial, in slot order."""
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
-    while remaining_trials(study, section.easy_trials) > 0:
-        trial, params = ask_trial(study, space)
-        outcome = _easy_trial(ctx, study, trial, params, weights, product, pairs)
+
+    def play(trial: Any, params: dict[str, Any]) -> EasyTrial:
+        return _easy_trial(ctx, study, trial, params, weights, product, pairs)
+
+    def finish(outcome: EasyTrial) -> None:
         if log is not None:
             n = len(complete_trials(study))
             log(
-                f"easy trial {n}/{section.easy_trials}: blunder rate {outcome.blunder_rate:.3f}, "
-                f"{outcome.gap:+.0f} Elo against the product's Easy "
+                f"easy trial {n}/{section.easy_trials} ({outcome.player}): blunder rate "
+                f"{outcome.blunder_rate:.3f}, {outcome.gap:+.0f} Elo against the product's Easy "
                 f"({'feasible' if outcome.feasible else 'too far'})"
             )
+
+    run_trials(study, section.easy_trials, space, window or TrialWindow(1, ctx.run_seed), play, finish,
+               in_flight=in_flight)
     trials = []
     for t in complete_trials(study):
         attrs = t.user_attrs
@@ -273,8 +277,12 @@ def run_calibration(
     easy_study: Any,
     *,
     log: Log | None = None,
+    window: TrialWindow | None = None,
+    in_flight: int | None = None,
 ) -> CalibrationOutcome:
-    """The whole method (see the module docstring); writes ``calibrate/result.json``."""
+    """The whole method (see the module docstring); writes ``calibrate/result.json``. The curve
+    games and Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) are played
+    side by side: neither needs the other's results."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
@@ -284,9 +292,12 @@ def run_calibration(
         f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
         f"{len(curves.medium)} Medium points, the product's three levels)"
     )
-    curve_games = curve_ctx.play(f"{CAL_DIR}/curves", curve_pairings(product, curves, len(split.curve)))
-    say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials")
-    trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say)
+    say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
+    with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
+        curves_played = pool.submit(curve_ctx.play, f"{CAL_DIR}/curves",
+                                    curve_pairings(product, curves, len(split.curve)))
+        trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, window, in_flight)
+        curve_games = curves_played.result()
     reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
     easy_tables = [
         reader.play(

@@ -67,6 +67,12 @@ class OptunaSection:
         0.1, doc="p-value under which the Wilcoxon pruner stops a trial worse than the best", check=open_unit)
     wilcoxon_startup_steps: int = setting(
         20, doc="pairs a trial plays before the Wilcoxon pruner may stop it", check=at_least(0))
+    parallel_trials: int = setting(
+        1, doc="W: trials kept in flight; trial n is drawn and pruned from trials 0..n-W only, so the "
+               "results do not depend on how many actually run (docs/cluster.md)", check=at_least(1))
+    trials_in_flight: int = setting(
+        0, doc="trials actually in flight, 1..parallel_trials (0: parallel_trials); never changes results",
+        check=at_least(0), hashed=False)
     max_retries: int = setting(
         1, doc="times the parameters of a trial killed mid-run are tried again on resume", check=at_least(0),
         hashed=False)

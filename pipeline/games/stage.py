@@ -50,7 +50,11 @@ class StageContext:
 
 
 def trial_slot(study: Any, trial: Any) -> int:
-    """The slot of ``trial``: inherited from the trial it retries, else its own number."""
+    """The slot of ``trial``: the one it was given when asked, else inherited from the trial it
+    retries, else its own number."""
+    given = trial.user_attrs.get("slot") if hasattr(trial, "user_attrs") else None
+    if given is not None:
+        return int(given)
     retry_of = trial.user_attrs.get("retry_of") if hasattr(trial, "user_attrs") else None
     slot = trial.number
     if retry_of is not None:

@@ -64,6 +64,7 @@ from pipeline.tracking.mlflow_log import (
 )
 from pipeline.tracking.plots import LadderRow, elo_ladder_plot
 from pipeline.tuning.studies import (
+    TrialWindow,
     check_owners,
     check_storage,
     describe_storage,
@@ -185,6 +186,12 @@ def _study_storage(config: RunConfig, folder: StorePath) -> str | None:
             "disk, so the default journal file cannot live in it: give --storage a database URL "
             "(postgresql+psycopg2://USER@HOST/DB) or a local journal file")
     return storage
+
+
+def trial_window(config: RunConfig) -> TrialWindow:
+    """How the job's studies draw trials: [optuna].parallel_trials at once, from the run seed."""
+    opt = optuna_section(config)
+    return TrialWindow(opt.parallel_trials, config.run.seed, opt.sampler, opt.n_startup_trials)
 
 
 def _open_studies(config: RunConfig, storage: Any, folder: StorePath, names: list[str]) -> dict[str, Any]:
@@ -344,7 +351,8 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
     params = {**_section_params(config, "tune"), "optuna.n_trials": opt.n_trials, "optuna.pruner": opt.pruner,
               "optuna.sampler": opt.sampler}
     result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
-                      tracker=tracker, log=printer.log, params=params)
+                      tracker=tracker, log=printer.log, params=params, window=trial_window(config),
+                      in_flight=opt.trials_in_flight or None)
     line = f"tune: {result.decision}"
     t = result.sprt
     if t is not None:
@@ -360,7 +368,9 @@ def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float],
 
     study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
     with tracker.start_study(f"{study_base(config)}-calibrate", params=_section_params(config, "calibrate")):
-        outcome = run_calibration(ctx, calibrate_section(config), weights, study, log=printer.log)
+        outcome = run_calibration(ctx, calibrate_section(config), weights, study, log=printer.log,
+                                  window=trial_window(config),
+                                  in_flight=optuna_section(config).trials_in_flight or None)
         metrics: dict[str, float] = {}
         for level, rec in outcome.levels.items():
             metrics.update(level_metrics(level, elo=rec.elo, ci=rec.ci, nodes_per_move=rec.nodes_per_move,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from engine.profile import load_profile
 from pipeline.config.job_sections import calibrate_section, job, tune_section
 from pipeline.config.run_config import ConfigError, RunConfig
+from pipeline.config.tracking_sections import optuna_section
 from pipeline.games.openings import load_deck
 
 
@@ -43,6 +44,10 @@ def validate_job(config: RunConfig, stages: tuple[str, ...] = ("ladder", "tune",
                               f"deck {j.deck or j.variant!r} (job.deck_part = {j.deck_part!r}) has "
                               f"{len(deck)} "
                               "openings")
+    opt = optuna_section(config)
+    if opt.trials_in_flight > opt.parallel_trials:
+        raise ConfigError(f"{src}: optuna.trials_in_flight = {opt.trials_in_flight} must be at most "
+                          f"optuna.parallel_trials = {opt.parallel_trials} (the draws' window)")
     if j.seed_profile is not None:
 
         try:

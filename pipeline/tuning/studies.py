@@ -19,7 +19,11 @@ again (at most ``max_retries`` times along a chain of retries, recorded in the u
 ``retry_of`` / ``retry_attempt``), so the study still reaches its target of COMPLETE trials and
 nothing is counted twice (a FAIL trial never counts; the retry is a new trial).
 
-Samplers are not stored with a study, so every open builds a new one. Its seed is derived from
+Drawing trials (:class:`TrialWindow`, what the main job uses): every draw builds a fresh
+sampler seeded from the run seed, the study name and the trial's slot, fed only the trials of
+slots 0..n-W, so W trials can be in flight and a resumed driver draws what an uninterrupted one
+would. The plain :func:`ask_trial` draws from the study's own sampler, built at every open:
+samplers are not stored with a study. Its seed is derived from
 the run seed, the study name and the number of finished trials (:func:`sampler_seed`): reusing
 the bare run seed would replay the random stream the first driver already consumed, so a resumed
 study would propose again the very points it has evaluated (exactly so for the random sampler
@@ -318,7 +322,8 @@ def open_study(
         study = optuna.create_study(
             storage=store, study_name=name, direction=cast(Any, direction), directions=cast(Any, directions),
             load_if_exists=True,
-            sampler=optuna.samplers.RandomSampler(seed=0), pruner=pruner,
+            sampler=optuna.samplers.RandomSampler(seed=0),
+            pruner=pruner or optuna.pruners.NopPruner(),  # Optuna's default would be a median pruner
         )
     except ValueError as err:
         raise StudyError(f"study {name!r}: {err}") from None
@@ -393,18 +398,111 @@ def ask_trial(study: optuna.Study, space: Sequence[ParamSpec]) -> tuple[optuna.T
     return trial, {spec.name: spec.suggest(trial) for spec in space}
 
 
-def report_step(trial: optuna.Trial, step: int, value: float) -> bool:
-    """Report one per-pair score at ``step`` (the opening id); True when the trial should stop."""
+def report_step(trial: optuna.Trial, step: int, value: float, window: TrialWindow | None = None) -> bool:
+    """Report one per-pair score at ``step`` (the opening id); True when the trial should stop.
+    With a ``window`` the pruner sees only the trials the window allows (:class:`TrialWindow`)."""
     trial.report(float(value), int(step))
-    return bool(trial.should_prune())
+    if window is None:
+        return bool(trial.should_prune())
+    return window.should_prune(trial.study, trial)
 
 
-def report_pairs(trial: optuna.Trial, steps: Iterable[tuple[int, float]]) -> int | None:
+def report_pairs(trial: optuna.Trial, steps: Iterable[tuple[int, float]],
+                 window: TrialWindow | None = None) -> int | None:
     """Report many (step, score) pairs in order; the step at which pruning was decided, or None."""
     for step, value in steps:
-        if report_step(trial, step, value):
+        if report_step(trial, step, value, window):
             return int(step)
     return None
+
+
+# ---- trials in flight ---------------------------------------------------------------------------
+
+
+def slot_of(trial: FrozenTrial | optuna.Trial) -> int:
+    """A trial's slot: its place in the study's sequence of parameter draws (a retry keeps the
+    slot of the trial it retries; see :func:`TrialWindow.ask`)."""
+    return int(trial.user_attrs.get("slot", trial.number))
+
+
+@dataclass(frozen=True)
+class TrialWindow:
+    """Deterministic parallel trials: the trial of slot n is sampled, and pruned, from the
+    COMPLETE trials of slots 0..n-W only (W = ``size``), never from whichever results happened
+    to arrive first. Up to W trials can then be in flight at once, and the same config gives the
+    same trials however many actually are. Each draw uses a fresh sampler seeded from the run
+    seed, the study name and the slot, fed the trials of its window, so a resumed driver draws
+    exactly what an uninterrupted one would. W = 1 is the sequential study.
+
+    The price: a draw does not see the last W-1 trials, so with a budget of trials close to W,
+    TPE draws almost at random (its first ``n_startup_trials`` + W - 1 draws are random)."""
+
+    size: int
+    run_seed: int
+    sampler: str = "tpe"
+    n_startup_trials: int = 10
+
+    def __post_init__(self) -> None:
+        if self.size < 1:
+            raise StudyError(f"trial window {self.size}: must be at least 1")
+
+    def _view(self, study: optuna.Study, slot: int, seed: int | None = None) -> optuna.Study:
+        """An in-memory study holding the COMPLETE trials of slots 0..slot-W."""
+        horizon = slot - self.size
+        early = [t for t in study.get_trials(deepcopy=False) if slot_of(t) <= horizon]
+        unfinished = sorted(slot_of(t) for t in early if t.state in (TrialState.RUNNING, TrialState.WAITING))
+        if unfinished:
+            raise StudyError(f"study {study.study_name!r}: slot {slot} needs slots up to {horizon} finished, "
+                             f"but {unfinished} are still running")
+        memory = optuna.storages.InMemoryStorage()
+        memory.create_new_study(study.directions, study.study_name)
+        view = optuna.Study(study.study_name, memory,
+                            sampler=make_sampler(self.sampler, seed or 0, self.n_startup_trials),
+                            pruner=study.pruner)
+        view.add_trials([t for t in early if t.state == TrialState.COMPLETE])
+        return view
+
+    def next_slot(self, study: optuna.Study) -> int:
+        """The slot of the next new draw: one past every slot the study has used."""
+        return 1 + max((slot_of(t) for t in study.get_trials(deepcopy=False)), default=-1)
+
+    def ask(self, study: optuna.Study, space: Sequence[ParamSpec]) -> tuple[optuna.Trial, dict[str, Any]]:
+        """Start the next trial: a waiting retry (its old parameters and slot) if there is one,
+        else the draw of the next slot from its window. Call it only when every slot up to
+        ``next_slot - W`` has finished."""
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if waiting:
+            trial, params = ask_trial(study, space)
+            retry_of = trial.user_attrs.get("retry_of")
+            old = next((t for t in study.get_trials(deepcopy=False) if t.number == retry_of), None)
+            trial.set_user_attr("slot", slot_of(old) if old is not None else trial.number)
+            return trial, params
+        slot = self.next_slot(study)
+        view = self._view(study, slot, sampler_seed(self.run_seed, study.study_name, slot))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            drawn = view.ask()
+            params = {spec.name: spec.suggest(drawn) for spec in space}
+        study.enqueue_trial(params, user_attrs={"slot": slot}, skip_if_exists=False)
+        trial, again = ask_trial(study, space)
+        if again != params:
+            raise StudyError(f"study {study.study_name!r}: a queued trial was taken before slot {slot}")
+        return trial, params
+
+    def ready(self, study: optuna.Study) -> bool:
+        """Whether the next draw's window has finished (a waiting retry is always ready)."""
+        if study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+            return True
+        horizon = self.next_slot(study) - self.size
+        return not any(slot_of(t) <= horizon for t in study.get_trials(deepcopy=False)
+                       if t.state == TrialState.RUNNING)
+
+    def should_prune(self, study: optuna.Study, trial: optuna.Trial) -> bool:
+        """The study's pruner on ``trial``'s reported values, against its window's trials only."""
+        if study.pruner is None or isinstance(study.pruner, optuna.pruners.NopPruner):
+            return False
+        frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+        return bool(study.pruner.prune(self._view(study, slot_of(frozen)), frozen))
 
 
 def tell_trial(

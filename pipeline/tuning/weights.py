@@ -38,11 +38,11 @@ from pipeline.games.storage_fs import StorePath, joined
 from pipeline.jsonrecord import Scalar
 from pipeline.ratings import games_from_color_table, pair_scores, pentanomial_counts, pentanomial_stats, sprt
 from pipeline.tracking.plots import optimisation_history_plot
+from pipeline.tuning.inflight import run_trials
 from pipeline.tuning.results import RESULT_FILE, SprtSummary, TuneBest, TuneResult, TuneTrial, read_tune
 from pipeline.tuning.studies import (
-    ask_trial,
+    TrialWindow,
     complete_trials,
-    remaining_trials,
     report_pairs,
     space_from_engine,
     split_params,
@@ -62,6 +62,7 @@ class TrialOutcome:
 
     number: int
     slot: int
+    params: dict[str, Any]  # the trial's drawn parameters
     weights: dict[str, float]
     value: float  # mean per-game score of the candidate against the seed
     pairs: int
@@ -112,7 +113,7 @@ def candidate_scores(table: pa.Table, name: str) -> tuple[list[tuple[int, float]
 
 def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, Any],
               base: Mapping[str, float], fixed: Mapping[str, float], section: TuneSection,
-              seed_spec: str) -> TrialOutcome:
+              seed_spec: str, window: TrialWindow | None = None) -> TrialOutcome:
     """Play one trial in steps, reporting every pair to the pruner; tell the study the result."""
 
     slot = trial_slot(study, trial)
@@ -131,14 +132,14 @@ def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, An
         games += table.num_rows
         steps, scores = candidate_scores(table, name)
         all_scores += scores.tolist()
-        pruned_at = report_pairs(trial, steps)
+        pruned_at = report_pairs(trial, steps, window)
         if pruned_at is not None:
             break
     seconds = time.perf_counter() - started
     value = float(np.mean(all_scores)) / 2.0
     stats = pentanomial_stats(pentanomial_counts(np.asarray(all_scores)))
-    outcome = TrialOutcome(trial.number, slot, weights, value, len(all_scores), pruned_at, _finite(stats.elo),
-                           (_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)),
+    outcome = TrialOutcome(trial.number, slot, dict(params), weights, value, len(all_scores), pruned_at,
+                           _finite(stats.elo), (_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)),
                            games / seconds if seconds > 0 else 0.0)
     tell_trial(study, trial, value, pruned_at_step=pruned_at,
                user_attrs={"pairs": len(all_scores), "stage": stage, "elo": outcome.elo,
@@ -185,8 +186,12 @@ def best_trial(study: Any) -> Any | None:
 
 def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, *,
              seed_profile: str | None, tracker: Any, log: Any = None,
-             params: Mapping[str, Any] | None = None) -> TuneResult:
+             params: Mapping[str, Any] | None = None, window: TrialWindow | None = None,
+             in_flight: int | None = None) -> TuneResult:
     """Run (or finish) the study, confirm its best by SPRT, write and return ``tune/result.json``.
+
+    ``window``: how trials are drawn and how many may be in flight (default: one at a time,
+    :class:`~pipeline.tuning.studies.TrialWindow`); ``in_flight``: how many are (default W).
 
     Tracked as the study's parent run (``params``: the settings to log on it) with one child
     run per trial; a finished stage (its result file exists) is returned as it is.
@@ -196,7 +201,8 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
     if done is not None:
         return done
     with tracker.start_study(study.study_name, params=params):
-        result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log)
+        result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log,
+                       window or TrialWindow(1, ctx.run_seed), in_flight)
         write_result(path, result.to_json())
         _log_result(tracker, result, ctx.run_folder)
     return result
@@ -223,25 +229,29 @@ def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
 
 
 def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, seed_profile: str | None,
-          tracker: Any, log: Any) -> TuneResult:
+          tracker: Any, log: Any, window: TrialWindow, in_flight: int | None) -> TuneResult:
 
     base = seed_weights(ctx.variant, seed_profile)
     seed_spec = tuning_spec(ctx.variant, SEED_NAME, base, section)
     space, fixed = search_space(section)
     texel = _texel_seed(ctx, section, study, {**base, **fixed}, log) if section.texel else None
-    while remaining_trials(study, n_trials) > 0:
-        trial, params = ask_trial(study, space)
-        with tracker.trial_run(trial.number, params):
-            outcome = run_trial(ctx, study, trial, params, base, fixed, section, seed_spec)
+
+    def play(trial: Any, params: dict[str, Any]) -> TrialOutcome:
+        return run_trial(ctx, study, trial, params, base, fixed, section, seed_spec, window)
+
+    def finish(outcome: TrialOutcome) -> None:
+        with tracker.trial_run(outcome.number, outcome.params):
             tracker.log_metrics({
                 "value": outcome.value, "score": outcome.value, "elo": outcome.elo,
                 "elo_ci_low": outcome.elo_ci[0], "elo_ci_high": outcome.elo_ci[1],
                 "games": 2 * outcome.pairs, "games_per_second": outcome.games_per_second,
-                "pruned": float(outcome.pruned_at is not None)}, step=trial.number)
+                "pruned": float(outcome.pruned_at is not None)}, step=outcome.number)
         if log is not None:
             state = f"pruned at pair {outcome.pruned_at}" if outcome.pruned_at is not None else "complete"
-            log(f"tune trial {trial.number}: score {outcome.value:.3f} over {outcome.pairs} pairs "
-                f"(Elo {outcome.elo:+.0f}), {state}")
+            log(f"tune trial {len(complete_trials(study))}/{n_trials} (t{outcome.slot:04d}): score "
+                f"{outcome.value:.3f} over {outcome.pairs} pairs (Elo {outcome.elo:+.0f}), {state}")
+
+    run_trials(study, n_trials, space, window, play, finish, in_flight=in_flight)
     best = best_trial(study)
     result = TuneResult(variant=ctx.variant, study=study.study_name, seed_weights=base, weights=base,
                         accepted=False, decision="no trial finished",
