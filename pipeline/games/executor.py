@@ -1,7 +1,8 @@
 """Fan batches out to Ray tasks (the ONLY module that imports ray) or run them in-process.
 
-Both executors have one interface: ``run(specs)`` yields ``(spec, table)`` as batches finish,
-in completion order, so the driver can write each file the moment it arrives. A Ray task holds
+Both executors have one interface: ``run(specs, on_task)`` yields ``(spec, table)`` as batches
+finish, in completion order, so the driver can write each file the moment it arrives, and tells
+``on_task`` when and where each task ran (:mod:`pipeline.games.schedule`). A Ray task holds
 work, not a game count (``pipeline.games.sizing``): several small batches, or one part of a big
 one, whose parts the driver joins before yielding the batch. The Ray executor keeps at most
 ``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
@@ -28,6 +29,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -37,6 +39,7 @@ import pyarrow as pa
 from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
+from pipeline.games.schedule import TaskTiming
 from pipeline.games.sizing import Task, plan_tasks
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
@@ -44,6 +47,8 @@ from pipeline.games.sizing import Task, plan_tasks
 CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
 
 BatchFn = Callable[[BatchSpec], pa.Table]
+TaskFn = Callable[[TaskTiming], None]  # told of every finished task (pipeline.games.schedule)
+IN_PROCESS_NODE = "in-process"
 
 
 class BatchFailedError(RuntimeError):
@@ -57,7 +62,8 @@ class RayStartError(ConnectionError):
 class Executor(Protocol):
     """Runs batches somewhere and yields them as they finish."""
 
-    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]: ...
+    def run(self, specs: Iterable[BatchSpec],
+            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]: ...
 
     def close(self) -> None: ...
 
@@ -67,19 +73,28 @@ class Executor(Protocol):
     @property
     def batches_by_node(self) -> dict[str, int]: ...
 
+    @property
+    def slots(self) -> int: ...
+
 
 class InProcessExecutor:
     """Plays batches one after another in this process (tests, small matches, overhead baseline)."""
 
     description = "in-process"
+    slots = 1  # one batch at a time
 
     def __init__(self, batch_fn: BatchFn = play_batch) -> None:
         self._batch_fn = batch_fn
         self.batches_by_node: dict[str, int] = {}
 
-    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
+    def run(self, specs: Iterable[BatchSpec],
+            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]:
         for spec in specs:
-            yield spec, self._batch_fn(spec)
+            started = time.time()
+            table = self._batch_fn(spec)
+            if on_task is not None:
+                on_task(TaskTiming(IN_PROCESS_NODE, started, time.time(), 1, table.num_rows))
+            yield spec, table
 
     def close(self) -> None:
         pass
@@ -179,6 +194,11 @@ class RayExecutor:
         cpus = int(self._ray.cluster_resources().get("CPU", 0))
         return f"ray ({self.address}, {cpus} CPUs)"
 
+    @property
+    def slots(self) -> int:
+        """The cluster's CPU slots (one task each)."""
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
     def in_flight_limit(self) -> int:
         if self.options.max_in_flight > 0:
             return self.options.max_in_flight
@@ -210,7 +230,8 @@ class RayExecutor:
                 continue  # a lost worker or node: its batches compile for themselves, or go elsewhere
             self.warmed_nodes.add(node_id)
 
-    def run(self, specs: Iterable[BatchSpec]) -> Iterator[tuple[BatchSpec, pa.Table]]:
+    def run(self, specs: Iterable[BatchSpec],
+            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]:
         ray = self._ray
         specs = list(specs)
         if specs and self.options.warm_up:
@@ -238,7 +259,7 @@ class RayExecutor:
             ref = ready[0]
             task, attempt = in_flight.pop(ref)
             try:
-                tables, node = ray.get(ref)
+                tables, node, started, ended = ray.get(ref)
             except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
                 if attempt >= self.options.resubmits:
                     raise
@@ -251,6 +272,8 @@ class RayExecutor:
             next_task = next(pending, None)
             if next_task is not None:
                 submit(next_task, 0)
+            if on_task is not None:
+                on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables)))
             for part, table in zip(task, tables, strict=True):
                 batch_id = part.spec.batch_id
                 arrived.setdefault(batch_id, []).append(table)
@@ -304,13 +327,17 @@ def _held_stderr(enabled: bool) -> Iterator[_Held]:
 _configure_worker = functools.cache(configure_process)
 
 
-def _run_batches(batch_fn: BatchFn, specs: tuple[BatchSpec, ...]) -> tuple[list[pa.Table], str]:
-    """Task body: play its batches (or batch parts) and say on which node (module-level so Ray
-    pickles it by name)."""
+def _run_batches(batch_fn: BatchFn,
+                 specs: tuple[BatchSpec, ...]) -> tuple[list[pa.Table], str, float, float]:
+    """Task body: play its batches (or batch parts), say on which node and when the work ran
+    (module-level so Ray pickles it by name)."""
     import ray
 
     _configure_worker()
-    return [batch_fn(spec) for spec in specs], str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    started = time.time()
+    tables = [batch_fn(spec) for spec in specs]
+    node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    return tables, node, started, time.time()
 
 
 def make_executor(

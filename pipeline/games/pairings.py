@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pipeline.games.executor import Executor
+from pipeline.games.executor import Executor, TaskFn
 from pipeline.games.match import BatchSpec, make_batch_spec
 from pipeline.games.openings import Opening
 from pipeline.games.records import GAMES_SCHEMA
@@ -157,6 +157,7 @@ def play_pairings(
     progress: ProgressFn | None = None,
     *,
     stage_seeds: bool = False,
+    on_task: TaskFn | None = None,
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
@@ -176,7 +177,7 @@ def play_pairings(
     started = time.perf_counter()
     if progress is not None and not todo:
         progress(Progress(stage, resumed, total, 0.0, 0.0))
-    for spec, table in executor.run(todo):
+    for spec, table in executor.run(todo, on_task):
         write_batch(table, output_root, storage_id, variant, spec.batch_id, spec=spec)
         played += table.num_rows
         if progress is not None:

@@ -10,7 +10,7 @@ killed predecessor finished and replays none of them (the failed trial itself co
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ import pyarrow as pa
 from pipeline.games.executor import Executor
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
+from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.storage import Root, atomic_write_bytes
 from pipeline.games.storage_fs import StorePath, store_path
 
@@ -36,6 +37,7 @@ class StageContext:
     ply_cap: int
     deck: tuple[Opening, ...]
     progress: ProgressFn | None = None
+    timeline: TaskTimeline | None = None  # every task's timing, by stage (pipeline.games.schedule)
 
     @property
     def run_folder(self) -> StorePath:
@@ -46,7 +48,13 @@ class StageContext:
         joins the player seeds, so no two stages share them."""
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
-                             stage_seeds=True)
+                             stage_seeds=True, on_task=self._recorder(stage))
+
+    def _recorder(self, stage: str) -> Callable[[TaskTiming], None] | None:
+        timeline = self.timeline
+        if timeline is None:
+            return None
+        return lambda timing: timeline.add(stage, timing)
 
 
 def trial_slot(study: Any, trial: Any) -> int:

@@ -45,6 +45,7 @@ from pipeline.config.tracking_sections import mlflow_section, optuna_section
 from pipeline.games.executor import RayOptions, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Progress
+from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.stage import StageContext, read_result
 from pipeline.games.storage import run_dir, write_json
@@ -254,16 +255,23 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
                            node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
-                       j.batch_size, j.ply_cap, deck, printer)
+                       j.batch_size, j.ply_cap, deck, printer, TaskTimeline())
     try:
         if resuming:
             replay_damaged(folder, executor, lambda text: _say(text, summary))
         _stages(config, ctx, stages, storage, tracker, signature, summary, printer)
     finally:
+        record_schedules(ctx)  # a failed run's timeline too
         executor.close()
     summary.tracking = tracker.summary()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def record_schedules(ctx: StageContext) -> None:
+    """Write how busy each stage kept the cluster so far (``<run folder>/schedule.json``)."""
+    if ctx.timeline is not None and ctx.timeline.tasks:
+        write_schedules(ctx.run_folder / SCHEDULE_FILE, ctx.timeline.schedules(ctx.executor.slots))
 
 
 def _say(text: str, summary: JobSummary) -> None:
@@ -307,6 +315,7 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
     if "calibrate" in stages:
         _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer)
     if "export" in stages or "report" in stages:
+        record_schedules(ctx)  # the report shows them
         params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
         with tracker.start_study(base, params=params) as ref:
             _write_tracking(ctx.run_folder, ref.run_id, getattr(tracker, "experiment", None))

@@ -3,7 +3,8 @@
 Reads ``tune/result.json`` and ``calibrate/result.json``; needs no MLflow. Writes into
 ``<run folder>/report/``: ``levels.md``, ``levels.json``, ``levels.png`` (the chosen levels and
 the product's levels on one scale), ``curves.png`` (Hard's and Medium's strength curves),
-``easy_trials.png`` (Easy's blunder rate per trial) and ``tune_history.png``.
+``easy_trials.png`` (Easy's blunder rate per trial), ``tune_history.png`` and ``schedule.md``
+(how busy each stage kept the CPU slots, from ``schedule.json``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engine.profile import LEVEL_NAMES
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
 from pipeline.games.storage_fs import StorePath, store_path
+from pipeline.job.schedule_report import write_schedule_report
 from pipeline.jsonrecord import RecordError
 from pipeline.ratings.logistic import elo_to_score
 from pipeline.tracking.plots import (
@@ -222,4 +224,7 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
     files.append(out / "levels.json")
     (out / "levels.md").write_text(f"# {outcome.variant}: calibrated levels\n\n{table}", encoding="utf-8")
     files.append(out / "levels.md")
+    schedule = write_schedule_report(run, out)
+    if schedule is not None:
+        files.append(schedule)
     return Report(out, table, tuple(files))

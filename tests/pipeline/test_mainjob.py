@@ -177,6 +177,7 @@ def _study_counts(folder: Path, name: str) -> dict[str, int]:
 def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     """Everything a finished tiny run must have; returns its calibration result."""
     from engine.profile import load_profile
+    from pipeline.games.schedule import read_schedules
     from pipeline.games.storage import read_games
 
     run_id = folder.name
@@ -193,6 +194,10 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     # each level against the product's, the two adjacent pairs, and for each adjacent pair a chain
     # through one or two curve points (2 or 3 links each): 9 to 11 pairings of 4 openings x 2
     assert validation.num_rows % 8 == 0 and 9 <= validation.num_rows // 8 <= 11
+    schedules = {s.stage: s for s in read_schedules(folder / "schedule.json")}
+    assert {"tune/trials", "calibrate/curves", "calibrate/validation"} <= set(schedules)
+    assert all(0 < s.busy_share <= 1.0 + 1e-6 and s.tasks >= 1 for s in schedules.values())
+    assert (folder / "report" / "schedule.md").is_file()
     assert not set(validation.column("opening_id").to_pylist()) & set(curves.column("opening_id").to_pylist())
     assert _study_counts(folder, f"{run_id}-tune").get("COMPLETE") == 3
     assert _study_counts(folder, f"{run_id}-calibrate-easy").get("COMPLETE") == 3

@@ -1,0 +1,109 @@
+"""The task timeline: busy share, tasks in flight, task durations and the driver's cost per task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline.games.executor import InProcessExecutor
+from pipeline.games.match import make_batch_spec
+from pipeline.games.openings import load_deck
+from pipeline.games.schedule import (
+    TaskTimeline,
+    TaskTiming,
+    max_overlap,
+    read_schedules,
+    stage_group,
+    summarise,
+    write_schedules,
+)
+from pipeline.jsonrecord import RecordError
+
+
+def _t(start: float, end: float, node: str = "n1") -> TaskTiming:
+    return TaskTiming(node, start, end, 1, 10)
+
+
+def test_busy_share_and_in_flight_of_a_known_timeline() -> None:
+    # two slots over 10 s: slot one busy 0-10, slot two busy 0-4 and 6-8 -> 16 of 20 slot-seconds
+    timings = [_t(0, 10), _t(0, 4, "n2"), _t(6, 8, "n2")]
+    s = summarise("calibrate/curves", timings, slots=2, driver_cpu_seconds=1.5)
+    assert s.tasks == 3 and s.span_seconds == 10
+    assert s.busy_share == pytest.approx(0.8)
+    assert s.mean_in_flight == pytest.approx(1.6)
+    assert s.max_in_flight == 2
+    assert s.task_seconds_p50 == pytest.approx(4.0)
+    assert s.small_task_share == pytest.approx(2 / 3)  # 4 s and 2 s are below 5 s
+    assert s.driver_cpu_per_task == pytest.approx(0.5)
+    assert s.driver_slot_limit == pytest.approx((16 / 3) / 0.5)
+    assert s.nodes == 2
+
+
+def test_max_overlap_counts_touching_tasks_once() -> None:
+    assert max_overlap([_t(0, 1), _t(1, 2), _t(2, 3)]) == 1
+    assert max_overlap([_t(0, 3), _t(1, 2), _t(1.5, 4)]) == 3
+
+
+def test_trial_stages_fold_into_their_study() -> None:
+    assert stage_group("tune/trial-0003") == "tune/trials"
+    assert stage_group("calibrate/easy/trial-012") == "calibrate/easy/trials"
+    assert stage_group("calibrate/curves") == "calibrate/curves"
+
+
+def test_timeline_by_stage_and_job_stage() -> None:
+    timeline = TaskTimeline()
+    for k in range(3):
+        timeline.add(f"tune/trial-000{k}", _t(k, k + 6))
+    timeline.add("tune/confirm", _t(10, 16))
+    timeline.add("calibrate/curves", _t(20, 30))
+    names = [s.stage for s in timeline.schedules(slots=4)]
+    assert names == ["calibrate/curves", "tune/confirm", "tune/trials", "tune"]
+    tune = timeline.schedules(slots=4)[-1]
+    assert tune.tasks == 4 and tune.span_seconds == 16
+    assert tune.busy_share == pytest.approx(24 / 64)
+    assert timeline.schedules(slots=4)[0].driver_cpu_seconds is None  # one task: unknown
+
+
+def test_executor_reports_every_task() -> None:
+    opening = load_deck("english")[0]
+    spec = make_batch_spec(run_id="r", batch_id=0, variant="english", player_a="random", player_b="random",
+                           run_seed=3, first_game_id=0, openings=[(opening.id, opening.fen)], ply_cap=20)
+    seen: list[TaskTiming] = []
+    out = list(InProcessExecutor().run([spec], seen.append))
+    assert len(out) == 1 and isinstance(out[0][1], pa.Table)
+    assert len(seen) == 1 and seen[0].games == 2 and seen[0].ended >= seen[0].started
+
+
+def test_stored_schedules_keep_stages_this_driver_did_not_play(tmp_path: Path) -> None:
+    path = tmp_path / "schedule.json"
+    first = summarise("tune/trials", [_t(0, 6), _t(1, 7)], slots=2, driver_cpu_seconds=0.2)
+    write_schedules(path, [first])
+    later = summarise("calibrate/curves", [_t(0, 8)], slots=2)
+    write_schedules(path, [later])  # a resumed driver that read tune back
+    assert [s.stage for s in read_schedules(path)] == ["calibrate/curves", "tune/trials"]
+    assert read_schedules(path)[1] == first
+    data = json.loads(path.read_text())
+    data["stages"][0]["busy"] = 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecordError, match="unknown key 'busy'"):
+        read_schedules(path)
+
+
+def test_no_tasks_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no task"):
+        summarise("x", [], slots=2)
+
+
+def test_report_table_of_the_stored_schedules(tmp_path: Path) -> None:
+    from pipeline.games.storage_fs import store_path
+    from pipeline.job.schedule_report import write_schedule_report
+
+    run = store_path(tmp_path)
+    assert write_schedule_report(run, run) is None  # no schedule.json: no table
+    write_schedules(run / "schedule.json",
+                    [summarise("tune/trials", [_t(0, 6), _t(0, 4)], slots=2, driver_cpu_seconds=0.1)])
+    text = write_schedule_report(run, run).read_text()  # type: ignore[union-attr]
+    assert "| tune/trials | 2 | 2 | 83% | 1.7 / 2 | 4.2 / 5.0 / 5.8 | 50% | 0.050 | 100 |" in text
