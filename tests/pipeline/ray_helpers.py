@@ -69,6 +69,7 @@ class LoopbackCluster:
         self.token = secrets.token_hex(32)
         self.port = free_port("127.0.0.2")
         self.address = f"127.0.0.2:{self.port}"
+        self.dashboard_port = free_port("127.0.0.2")
         self.env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
         self.env.pop("RAY_ADDRESS", None)
 
@@ -79,13 +80,21 @@ class LoopbackCluster:
             subprocess.run([ray_cli, "start", *args, "--disable-usage-stats"], env=self.env, stdout=out,
                            stderr=subprocess.STDOUT, timeout=180, check=True)
 
-    def start_head(self) -> None:
+    def start_head(self, *, cpus: int = 1, dashboard: bool = False) -> None:
+        """The head node; with ``dashboard`` it serves ``ray job submit`` at :attr:`dashboard_url`."""
+        extra = (["--dashboard-host=127.0.0.2", f"--dashboard-port={self.dashboard_port}"]
+                 if dashboard else [])
         self._ray_start(
-            "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", "--num-cpus=1",
+            "--head", "--node-ip-address=127.0.0.2", f"--port={self.port}", f"--num-cpus={cpus}",
             f"--ray-client-server-port={free_port('127.0.0.2')}",
             f"--dashboard-agent-listen-port={free_port('127.0.0.2')}",
-            "--include-dashboard=false", f"--temp-dir={self.root}/head", log="head.log",
+            f"--include-dashboard={'true' if dashboard else 'false'}", *extra,
+            f"--temp-dir={self.root}/head", log="head.log",
         )
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://127.0.0.2:{self.dashboard_port}"
 
     def start(self) -> None:
         self.start_head()
