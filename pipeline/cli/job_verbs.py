@@ -160,7 +160,7 @@ def _levelcheck(args: argparse.Namespace) -> int:
         markdown,
         run_levelcheck,
     )
-    from pipeline.job.main_job import ProgressPrinter  # heavy, see docstring
+    from pipeline.job.progress import ProgressPrinter  # heavy, see docstring
 
 
     settings = LevelCheckSettings(**{f.name: getattr(args, f.name) for f in fields(LevelCheckSettings)})

@@ -40,7 +40,7 @@ from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.schedule import TaskTiming
-from pipeline.games.sizing import Task, plan_tasks
+from pipeline.games.sizing import Task, game_seconds, pair_key, plan_tasks, task_seconds
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -93,7 +93,9 @@ class InProcessExecutor:
             started = time.time()
             table = self._batch_fn(spec)
             if on_task is not None:
-                on_task(TaskTiming(IN_PROCESS_NODE, started, time.time(), 1, table.num_rows))
+                on_task(TaskTiming(IN_PROCESS_NODE, started, time.time(), 1, table.num_rows,
+                                   2 * len(spec.openings) * game_seconds(spec),
+                                   pair_key(spec.player_a, spec.player_b)))
             yield spec, table
 
     def close(self) -> None:
@@ -156,7 +158,7 @@ class RayExecutor:
                 "include_dashboard": False,
                 "logging_level": logging.WARNING if self.options.quiet else logging.INFO,
                 "log_to_driver": not self.options.quiet,
-                "configure_logging": True,
+                "configure_logging": False,  # notices go to the "ray" logger (the job: its log file)
             }
             if address is None:
                 # "local" always starts a private instance, even if a `ray start` cluster exists.
@@ -273,7 +275,9 @@ class RayExecutor:
             if next_task is not None:
                 submit(next_task, 0)
             if on_task is not None:
-                on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables)))
+                first = task[0].spec
+                on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables),
+                                   task_seconds(task), pair_key(first.player_a, first.player_b)))
             for part, table in zip(task, tables, strict=True):
                 batch_id = part.spec.batch_id
                 arrived.setdefault(batch_id, []).append(table)

@@ -44,6 +44,8 @@ class TaskTiming:
     ended: float
     batches: int
     games: int
+    estimated: float = 0.0  # the task's nominal CPU seconds (pipeline.games.sizing)
+    pairing: str = ""  # pipeline.games.sizing.pair_key of its first batch's players
 
     @property
     def seconds(self) -> float:

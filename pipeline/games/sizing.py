@@ -13,6 +13,8 @@ are grouped never changes a result.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -40,10 +42,16 @@ def nodes_per_move(player: GamePlayer) -> float:
 
 def game_seconds(spec: BatchSpec) -> float:
     """Estimated CPU seconds of one game of ``spec`` (both sides)."""
-    size = get_variant(spec.variant).board_size
-    plies = min(spec.ply_cap, EXPECTED_PLIES)
-    a = resolve_player(spec.player_a, spec.variant).game_player
-    b = resolve_player(spec.player_b, spec.variant).game_player
+    return pair_game_seconds(spec.variant, spec.player_a, spec.player_b, spec.ply_cap)
+
+
+@functools.lru_cache(maxsize=4096)
+def pair_game_seconds(variant: str, player_a: str, player_b: str, ply_cap: int) -> float:
+    """Estimated CPU seconds of one game between two player specs (both sides)."""
+    size = get_variant(variant).board_size
+    plies = min(ply_cap, EXPECTED_PLIES)
+    a = resolve_player(player_a, variant).game_player
+    b = resolve_player(player_b, variant).game_player
     nodes = plies / 2 * (nodes_per_move(a) + nodes_per_move(b))
     return nodes / NOMINAL_NODES_PER_SECOND[size] + plies * SECONDS_PER_PLY
 
@@ -94,6 +102,11 @@ def plan_tasks(specs: Iterable[BatchSpec]) -> list[Task]:
     if current:
         tasks.append(tuple(current))
     return tasks
+
+
+def pair_key(player_a: str, player_b: str) -> str:
+    """A short name of a player pairing (the specs can be long inline JSON)."""
+    return hashlib.sha1(f"{player_a}\n{player_b}".encode()).hexdigest()[:12]
 
 
 def task_seconds(task: Sequence[Part]) -> float:

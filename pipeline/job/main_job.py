@@ -24,6 +24,7 @@ goes into the profile's provenance and into ``<run folder>/tracking.json``.
 
 from __future__ import annotations
 
+import posixpath
 import sys
 import time
 from collections.abc import Callable
@@ -44,14 +45,16 @@ from pipeline.config.run_config import ConfigError, RunConfig, load_config
 from pipeline.config.tracking_sections import mlflow_section, optuna_section
 from pipeline.games.executor import RayOptions, make_executor
 from pipeline.games.openings import load_deck
-from pipeline.games.pairings import Progress
 from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.stage import StageContext, read_result
 from pipeline.games.storage import run_dir, write_json
 from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
+from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
+from pipeline.job.job_plan import calibrate_plan, tune_plan
+from pipeline.job.progress import ProgressPrinter, log_libraries_to
 from pipeline.job.report import write_report
 from pipeline.job.validate import validate_job
 from pipeline.ladder.reference import ensure_ladder, ladder_summary
@@ -73,9 +76,10 @@ from pipeline.tuning.studies import (
     quiet_optuna,
     wilcoxon_pruner,
 )
-from pipeline.tuning.weights import run_tune, tuned_weights
+from pipeline.tuning.weights import run_tune, seed_weights, tuned_weights
 
 STAGES = ("ladder", "tune", "calibrate", "export", "report")
+JOB_LOG = "job.log"  # the libraries' log records (MLflow, Ray), in the run folder
 CALIBRATE_STUDY = "easy"  # the calibrate stage's one study: Easy's weakening mix
 
 
@@ -103,36 +107,8 @@ class JobSummary:
     level_table: str = ""
     profile: StorePath | None = None
     tracking: str = ""
-
-
-class ProgressPrinter:
-    """Progress on stderr: one rewritten line on a terminal, a line every few seconds otherwise."""
-
-    def __init__(self, enabled: bool, every: float = 5.0) -> None:
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.every = every
-        self._last = 0.0
-
-    def __call__(self, p: Progress) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        final = p.games_done >= p.games_total
-        if not final and now - self._last < (0.5 if self.tty else self.every):
-            return
-        self._last = now
-        eta = "-" if p.eta_seconds is None else f"{p.eta_seconds:.0f}s"
-        text = (f"[{p.stage}] {p.games_done}/{p.games_total} games, {p.games_per_second:.1f} games/s, "
-                f"ETA {eta}")
-        if self.tty:
-            print(f"\r{text}\033[K", end="\n" if final else "", file=sys.stderr, flush=True)
-        else:
-            print(text, file=sys.stderr, flush=True)
-
-    def log(self, text: str) -> None:
-        if self.enabled:
-            print(text, file=sys.stderr, flush=True)
+    tracking_uri: str | None = None  # the MLflow store the job logged to (None: tracking off)
+    variant: str = ""
 
 
 def load_job_config(path: str, opts: JobOptions) -> RunConfig:
@@ -232,6 +208,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     _check_folder(config, opts, full_run)
     resuming = (folder / "run.json").is_file()
     printer = ProgressPrinter(opts.progress)
+    if folder.is_local:  # the libraries' start-up chatter goes to the run's log, not the terminal
+        log_libraries_to(folder.local_path() / JOB_LOG)
     ml = mlflow_section(config)
     uri = check_reachable(ml.tracking_uri, ml.check_timeout) if ml.enabled else None  # before any game
     storage_url = _study_storage(config, folder)
@@ -241,21 +219,25 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     experiment = ml.experiment or experiment_name(variant)
     if uri is not None:
         check_run_owner(uri, experiment, tracked_names(config), config.config_hash(), owner)
-    printer.log(f"run {config.run_id}: measuring the bench signature")
+    printer.log(f"run {config.run_id}: compiling the engine's kernels and measuring the bench signature "
+                "(about a minute on a first run; numba's cache makes later starts take seconds)")
     signature = current_bench_signature(variant)
     tracker = make_tracker(enabled=ml.enabled, variant=variant, run_dir=folder,
                            config_hash=config.config_hash(), bench_signature=signature, uri=uri,
                            experiment=experiment, check=False, output_folder=owner)
     _write_manifest(config, folder)
-    summary = JobSummary(config.run_id, folder)
+    summary = JobSummary(config.run_id, folder, tracking_uri=uri, variant=variant)
     ray_cfg = config.ray
     executor = make_executor(
         in_process=where.in_process,
         options=RayOptions(address=where.address, num_cpus=ray_cfg.num_cpus,
                            node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
+    timeline = TaskTimeline()
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
-                       j.batch_size, j.ply_cap, deck, printer, TaskTimeline())
+                       j.batch_size, j.ply_cap, deck, printer, timeline)
+    printer.clock = JobClock(timeline, executor.slots)
+    printer.clock.replan(_job_plan(config, ctx, stages))
     try:
         if resuming:
             replay_damaged(folder, executor, lambda text: _say(text, summary))
@@ -266,6 +248,19 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     summary.tracking = tracker.summary()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> list[PlannedGames]:
+    """The games still to come of the stages that have not finished (for the job's ETA)."""
+    j, out = job(config), []
+    tune = tune_section(config)
+    if "tune" in stages and tune is not None and read_result(ctx.run_folder / "tune" / "result.json") is None:
+        trials = optuna_section(config).n_trials
+        out += tune_plan(ctx.variant, seed_weights(ctx.variant, j.seed_profile), tune, trials, ctx.ply_cap)
+    if "calibrate" in stages and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
+        out += calibrate_plan(ctx.variant, tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile),
+                              calibrate_section(config), ctx.ply_cap)
+    return out
 
 
 def record_schedules(ctx: StageContext) -> None:
@@ -293,7 +288,13 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
     ladder = None
     tune = tune_section(config)
     texel = "tune" in stages and tune is not None and tune.texel
-    if "ladder" in stages and (texel or stages == ("ladder",)):
+    plays_ladder = "ladder" in stages and (texel or stages == ("ladder",))
+    active = [s for s in stages if s != "ladder" or plays_ladder]
+    if "export" in active and "report" in active:
+        active.remove("report")  # shown as one step: the profile and the report from the same results
+    step = _Steps(printer, active)
+    if plays_ladder:
+        step("ladder", "the reference ladder for the Texel seed")
         with tracker.start_study(f"{base}-ladder", params=_section_params(config, "ladder")):
             ladder, source = ensure_ladder(
                 executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
@@ -310,11 +311,26 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
                 raise ConfigError(f"{config.source}: missing section [tune]")
             summary.lines.append("tune: no [tune] section; the seed weights are used")
         else:
+            opt = optuna_section(config)
+            step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {opt.parallel_trials} "
+                         f"in flight at most, then an SPRT of the best")
             _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
+        if printer.clock is not None:
+            printer.clock.finish("tune")
     weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
     if "calibrate" in stages:
+        cal = calibrate_section(config)
+        if printer.clock is not None and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
+            printer.clock.replan(calibrate_plan(ctx.variant, weights, cal, ctx.ply_cap),
+                                 [g for g in printer.clock.plan if g.startswith("calibrate")])
+        step("calibrate", f"curves on {cal.openings} openings, {cal.easy_trials} Easy trials, validation on "
+                          f"{cal.validation_openings} fresh openings")
         _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer)
+        if printer.clock is not None:
+            printer.clock.finish("calibrate")
     if "export" in stages or "report" in stages:
+        step("export" if "export" in active else "report",
+             "the profile and the report" if "export" in active and "report" in stages else "")
         record_schedules(ctx)  # the report shows them
         params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
         with tracker.start_study(base, params=params) as ref:
@@ -329,6 +345,17 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
                 for path in report.files:
                     tracker.log_artifact(path, "report")
                 summary.lines.append(f"report: {report.folder}")
+
+
+class _Steps:
+    """Prints ``stage k/N: name (detail)`` as each of the job's stages starts."""
+
+    def __init__(self, printer: ProgressPrinter, active: list[str]) -> None:
+        self.printer, self.active = printer, active
+
+    def __call__(self, name: str, detail: str = "") -> None:
+        if name in self.active:
+            self.printer.stage(self.active.index(name) + 1, len(self.active), name, detail)
 
 
 def _section_params(config: RunConfig, name: str) -> dict[str, Any]:
@@ -417,7 +444,6 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
     dial = f"; dial: {result.dial_path}" if result.dial_path else ""
     summary.lines.append(f"export: {result.path} (bench signature {result.bench_signature}, "
                          f"reloaded by the engine){dial}")
-    printer.log(summary.lines[-1])
 
 
 def _write_tracking(folder: StorePath, run_id: str | None, experiment: str | None) -> None:
@@ -432,7 +458,25 @@ def format_summary(summary: JobSummary) -> str:
         lines += ["", summary.level_table.rstrip()]
     if summary.tracking:
         lines.append(summary.tracking)
+    lines += next_steps(summary)
     return "\n".join(lines)
+
+
+def next_steps(summary: JobSummary) -> list[str]:
+    """The commands a user runs next: look at the runs, ship the profile, play it."""
+    out = ["", "next steps:"]
+    uri = summary.tracking_uri
+    if uri is not None and uri.startswith(("http://", "https://")):
+        out.append(f"  open {uri} in a browser                      # the runs in MLflow")
+    elif uri is not None:
+        out.append(f"  mlflow ui --backend-store-uri {uri}   # then open http://127.0.0.1:5000")
+    if summary.profile is not None:
+        root = posixpath.dirname(str(summary.run_folder).rstrip("/"))
+        out.append(f"  python -m pipeline export {summary.run_id} --output {root}   # ship it as "
+                   f"engine/profiles/{summary.variant}.json")
+        out.append(f"  python -m engine play --variant {summary.variant} --level medium --profile "
+                   f"{summary.profile}")
+    return out if len(out) > 2 else []
 
 
 Log = Callable[[str], None]

@@ -1,0 +1,91 @@
+"""What the main job tells its user: the whole job's ETA, stage lines, next steps, quiet libraries."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from pipeline.games.schedule import TaskTimeline, TaskTiming
+from pipeline.games.storage_fs import store_path
+from pipeline.job.eta import Eta, JobClock, PlannedGames
+from pipeline.job.main_job import JobSummary, next_steps
+from pipeline.job.progress import ProgressPrinter, log_libraries_to
+
+
+def _task(start: float, seconds: float, estimated: float, pairing: str) -> TaskTiming:
+    return TaskTiming("n", start, start + seconds, 1, 2, estimated, pairing)
+
+
+def test_eta_is_a_guess_until_a_task_has_finished() -> None:
+    clock = JobClock(TaskTimeline(), slots=2)
+    clock.replan([PlannedGames("calibrate/curves", "ab", 100, 1.0)])
+    eta = clock.estimate(now=1000.0)
+    assert eta.guess and eta.seconds == pytest.approx(50.0)  # 100 nominal CPU s on 2 slots
+    assert eta.text() == "job ETA ~0m50s (guess)"
+
+
+def test_measured_pairs_correct_their_remaining_games_and_others_take_the_stage_ratio() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=2)
+    clock.replan([PlannedGames("calibrate/curves", "ab", 10, 4.0),  # 40 nominal s
+                  PlannedGames("calibrate/curves", "cd", 10, 1.0)])  # 10 nominal s, not started
+    for _ in range(2):  # two tasks of "ab", each 8 nominal s that took 16 s: ratio 2, both slots busy
+        timeline.add("calibrate/curves", _task(0.0, 16.0, 8.0, "ab"))
+    eta = clock.estimate(now=16.0)
+    # "ab": 40 - 16 = 24 nominal left at ratio 2; "cd": 10 at the stage's ratio 2; 68 CPU s on 2 busy slots
+    assert not eta.guess and eta.seconds == pytest.approx(34.0)
+    clock.finish("calibrate")
+    assert clock.estimate(now=16.0).seconds == 0.0
+
+
+def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=1)
+    clock.replan([PlannedGames("calibrate/validation", "standin", 10, 2.0)])  # 20 nominal s
+    timeline.add("calibrate/validation", _task(0.0, 5.0, 5.0, "chosen"))  # the real players: 5 done
+    assert clock.estimate(now=5.0).seconds == pytest.approx(15.0)
+
+
+def test_eta_text() -> None:
+    assert Eta(3725.0, guess=False).text() == "job ETA 1h02m"
+    assert Eta(59.4, guess=False).text() == "job ETA 0m59s"
+
+
+def test_stage_lines_carry_the_job_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = JobClock(TaskTimeline(), slots=1)
+    clock.replan([PlannedGames("tune/trials", "x", 6, 10.0)])
+    ProgressPrinter(True, clock=clock).stage(1, 3, "tune", "3 trials")
+    assert capsys.readouterr().err == "stage 1/3: tune (3 trials); job ETA ~1m00s (guess)\n"
+
+
+def test_next_steps_name_the_store_the_export_and_the_profile(tmp_path: Path) -> None:
+    folder = store_path(tmp_path / "runs" / "q-1")
+    summary = JobSummary("q-1", folder, profile=folder / "profiles" / "english.json",
+                         tracking_uri="sqlite:///mlflow.db", variant="english")
+    text = "\n".join(next_steps(summary))
+    assert "mlflow ui --backend-store-uri sqlite:///mlflow.db" in text
+    assert f"python -m pipeline export q-1 --output {tmp_path / 'runs'}" in text
+    assert f"engine play --variant english --level medium --profile {folder}/profiles/english.json" in text
+    served = JobSummary("q-1", folder, tracking_uri="http://127.0.0.1:5000", variant="english")
+    assert "open http://127.0.0.1:5000" in "\n".join(next_steps(served))
+    assert next_steps(JobSummary("q-1", folder)) == []
+
+
+def test_library_chatter_goes_to_the_log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logger = logging.getLogger("mlflow.store.db.utils")
+    saved = {n: (logging.getLogger(n).handlers[:], logging.getLogger(n).propagate) for n in ("mlflow", "ray")}
+    try:
+        path = log_libraries_to(tmp_path / "job.log")
+        logger.warning("Creating initial MLflow database tables...")
+        assert "Creating initial" not in capsys.readouterr().err
+        assert "Creating initial MLflow database tables" in path.read_text()
+    finally:
+        for name, (handlers, propagate) in saved.items():
+            target = logging.getLogger(name)
+            for h in target.handlers[:]:
+                if h not in handlers:
+                    target.removeHandler(h)
+                    h.close()
+            target.propagate = propagate
