@@ -1,7 +1,7 @@
 """Command line: ``python -m pipeline VERB ...``.
 
 The parser is built from the verbs that :mod:`pipeline.cli.selfplay_verbs`,
-:mod:`pipeline.cli.job_verbs` and :mod:`pipeline.cli.keys_verb` register in
+:mod:`pipeline.cli.job_verbs`, :mod:`pipeline.cli.compare_verb` and :mod:`pipeline.cli.keys_verb` register in
 :mod:`pipeline.cli.common`. Bad input (a config, a spec, a path) ends with exit status 2 and a
 one-line ``error: ...`` on stderr, never a traceback.
 """
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+import pipeline.cli.compare_verb
 import pipeline.cli.job_verbs
 import pipeline.cli.keys_verb
 import pipeline.cli.selfplay_verbs
@@ -21,7 +22,8 @@ from engine.runtime import configure_process
 from pipeline.cli.common import COMMANDS, EXIT_USAGE, UsageError
 
 # the verb modules register their verbs in COMMANDS when imported
-VERB_MODULES = (pipeline.cli.selfplay_verbs, pipeline.cli.job_verbs, pipeline.cli.keys_verb)
+VERB_MODULES = (pipeline.cli.selfplay_verbs, pipeline.cli.job_verbs, pipeline.cli.compare_verb,
+                pipeline.cli.keys_verb)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -32,6 +32,7 @@ from engine.profile import (
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.storage import atomic_write_bytes
 from pipeline.games.storage_fs import StorePath, store_path
+from pipeline.job.scale_note import scale_sentence
 from pipeline.jsonrecord import Fields, RecordError
 
 CALIBRATION_FILE = "calibrate/result.json"
@@ -108,9 +109,7 @@ def build_profile(
         },
     }
     parsed = parse_profile(body, source="calibration result", variant=outcome.variant)  # strict on the levels
-    scale = (f"Elo is score-based (a gap of D means the stronger side scores 1/(1 + 10^(-D/400)), draws as "
-             f"half points) with the product's Medium ({outcome.product_file.rsplit('/', 1)[-1]}) held at "
-             f"{outcome.anchor_elo:g}; CIs are bootstrap intervals over openings.")
+    scale = scale_sentence(outcome.product_file, outcome.anchor_elo)
     provenance = Provenance(
         engine_version=_engine_version(), bench_signature=bench_signature, source_config_hash=config_hash,
         tracking_run_id=tracking_run_id, experiment=experiment,
