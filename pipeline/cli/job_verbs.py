@@ -85,8 +85,11 @@ def _run_folder(run: str, output: str | None) -> StorePath:
     """RUN as a run id under the output root, or as a path (or URI) of a run folder."""
     from pipeline.games.storage_fs import joined, store_path  # heavy, see docstring
 
-    candidate = joined(output or "runs", run)
-    if (candidate / "run.json").is_file():
+    try:
+        candidate = joined(output or "runs", run)
+    except ValueError:  # an absolute path or a URI: not a run id
+        candidate = None
+    if candidate is not None and (candidate / "run.json").is_file():
         return candidate
     if (store_path(run) / "run.json").is_file():
         return store_path(run)

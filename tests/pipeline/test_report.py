@@ -49,3 +49,11 @@ def test_report_needs_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "| medium |" in capsys.readouterr().out
     assert main(["report", "missing", "--output", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.startswith("error: no run 'missing'")
+
+
+def test_report_of_a_run_folder_given_by_its_absolute_path(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "elsewhere" / "run1"
+    fake_results(folder)
+    assert main(["report", str(folder)]) == 0  # not below the default output root "runs"
+    assert "| medium |" in capsys.readouterr().out
