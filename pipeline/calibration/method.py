@@ -53,9 +53,11 @@ from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
+from pipeline.games.storage_fs import StorePath
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
 from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
+from pipeline.tracking.plots import optimisation_history_plot
 from pipeline.tuning.studies import (
     ask_trial,
     complete_trials,
@@ -193,13 +195,21 @@ def run_easy_study(
     weights: Mapping[str, float],
     product: ProductLevels,
     log: Log | None,
+    tracker: Any,
 ) -> list[EasyTrial]:
-    """Play the Easy study's missing trials; every finished trial, in trial order."""
+    """Play the Easy study's missing trials, each tracked as a trial run inside the tracker's open
+    run; every finished trial, in trial order."""
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
+    tags = {"kind": "trial", "stage": CAL_DIR, "study_name": study.study_name}
     while remaining_trials(study, section.easy_trials) > 0:
         trial, params = ask_trial(study, space)
-        outcome = _easy_trial(ctx, study, trial, params, weights, product, pairs)
+        with tracker.trial_run(trial.number, params, tags):
+            outcome = _easy_trial(ctx, study, trial, params, weights, product, pairs)
+            tracker.log_metrics({"value": outcome.blunder_rate, "blunder_rate": outcome.blunder_rate,
+                                 "elo_gap": outcome.gap, "score": outcome.score, "games": outcome.games,
+                                 "feasible": float(outcome.feasible)})
+            tracker.set_tags({"state": "complete", "player": outcome.player})
         if log is not None:
             n = len(complete_trials(study))
             log(
@@ -224,6 +234,23 @@ def run_easy_study(
             )
         )
     return sorted(trials, key=lambda e: e.slot)
+
+
+def _log_easy_choice(tracker: Any, study: Any, trials: Sequence[EasyTrial], easy: EasyTrial,
+                     folder: StorePath) -> None:
+    """On the open (stage) run: the study's best value (the lowest feasible blunder rate), the
+    chosen trial (also tagged ``chosen`` on its own run) and Easy's history plot marking it."""
+    feasible = [t.blunder_rate for t in trials if t.feasible]
+    number = next(t.number for t in complete_trials(study) if int(t.user_attrs["slot"]) == easy.slot)
+    tracker.log_metrics({"best_value": min(feasible or [t.blunder_rate for t in trials]),
+                         "chosen_trial": float(number), "chosen_value": easy.blunder_rate})
+    tracker.set_tags({"chosen_trial": str(number), "chosen_player": easy.player})
+    tracker.tag_trial(number, {"chosen": "true"})
+    path = folder / CAL_DIR / "easy" / "history.png"
+    plot = optimisation_history_plot([t.blunder_rate for t in trials], path,
+                                     direction="minimize", title="Easy's weakening mix",
+                                     ylabel="blunder rate", chosen=[t.slot for t in trials].index(easy.slot))
+    tracker.log_artifact(plot)
 
 
 def choose_easy(trials: Sequence[EasyTrial]) -> EasyTrial:
@@ -272,9 +299,11 @@ def run_calibration(
     weights: Mapping[str, float],
     easy_study: Any,
     *,
+    tracker: Any,
     log: Log | None = None,
 ) -> CalibrationOutcome:
-    """The whole method (see the module docstring); writes ``calibrate/result.json``."""
+    """The whole method (see the module docstring); writes ``calibrate/result.json``. Called inside
+    the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
@@ -286,7 +315,7 @@ def run_calibration(
     )
     curve_games = curve_ctx.play(f"{CAL_DIR}/curves", curve_pairings(product, curves, len(split.curve)))
     say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials")
-    trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say)
+    trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker)
     reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
     easy_tables = [
         reader.play(
@@ -305,6 +334,7 @@ def run_calibration(
     choice_games = pa.concat_tables([curve_games, *easy_tables])
     fit = _fit(choice_games, product, section, ctx.run_seed)
     easy = choose_easy(trials)
+    _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
     easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
     hard = curves.hard[-1]
     target = (_elo(fit, easy.player) + _elo(fit, hard.name)) / 2.0
