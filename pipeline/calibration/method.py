@@ -54,9 +54,11 @@ from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
+from pipeline.games.storage_fs import StorePath
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
 from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
+from pipeline.tracking.plots import optimisation_history_plot
 from pipeline.tuning.inflight import run_trials
 from pipeline.tuning.studies import TrialWindow, complete_trials, space_from_engine, tell_trial
 
@@ -189,18 +191,27 @@ def run_easy_study(
     weights: Mapping[str, float],
     product: ProductLevels,
     log: Log | None,
+    tracker: Any,
     window: TrialWindow | None = None,
     in_flight: int | None = None,
 ) -> list[EasyTrial]:
     """Play the Easy study's missing trials, up to the window's W at once (default: one at a
-    time); every finished trial, in slot order."""
+    time), each tracked as a trial run inside the tracker's open run when it ends (on this
+    thread); every finished trial, in slot order."""
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
+    tags = {"kind": "trial", "stage": CAL_DIR, "study_name": study.study_name}
 
-    def play(trial: Any, params: dict[str, Any]) -> EasyTrial:
-        return _easy_trial(ctx, study, trial, params, weights, product, pairs)
+    def play(trial: Any, params: dict[str, Any]) -> tuple[EasyTrial, dict[str, Any], int]:
+        return _easy_trial(ctx, study, trial, params, weights, product, pairs), params, trial.number
 
-    def finish(outcome: EasyTrial) -> None:
+    def finish(done: tuple[EasyTrial, dict[str, Any], int]) -> None:
+        outcome, params, number = done
+        with tracker.trial_run(number, params, tags):
+            tracker.log_metrics({"value": outcome.blunder_rate, "blunder_rate": outcome.blunder_rate,
+                                 "elo_gap": outcome.gap, "score": outcome.score, "games": outcome.games,
+                                 "feasible": float(outcome.feasible)})
+            tracker.set_tags({"state": "complete", "player": outcome.player})
         if log is not None:
             n = len(complete_trials(study))
             log(
@@ -228,6 +239,23 @@ def run_easy_study(
             )
         )
     return sorted(trials, key=lambda e: e.slot)
+
+
+def _log_easy_choice(tracker: Any, study: Any, trials: Sequence[EasyTrial], easy: EasyTrial,
+                     folder: StorePath) -> None:
+    """On the open (stage) run: the study's best value (the lowest feasible blunder rate), the
+    chosen trial (also tagged ``chosen`` on its own run) and Easy's history plot marking it."""
+    feasible = [t.blunder_rate for t in trials if t.feasible]
+    number = next(t.number for t in complete_trials(study) if int(t.user_attrs["slot"]) == easy.slot)
+    tracker.log_metrics({"best_value": min(feasible or [t.blunder_rate for t in trials]),
+                         "chosen_trial": float(number), "chosen_value": easy.blunder_rate})
+    tracker.set_tags({"chosen_trial": str(number), "chosen_player": easy.player})
+    tracker.tag_trial(number, {"chosen": "true"})
+    path = folder / CAL_DIR / "easy" / "history.png"
+    plot = optimisation_history_plot([t.blunder_rate for t in trials], path,
+                                     direction="minimize", title="Easy's weakening mix",
+                                     ylabel="blunder rate", chosen=[t.slot for t in trials].index(easy.slot))
+    tracker.log_artifact(plot)
 
 
 def choose_easy(trials: Sequence[EasyTrial]) -> EasyTrial:
@@ -276,12 +304,14 @@ def run_calibration(
     weights: Mapping[str, float],
     easy_study: Any,
     *,
+    tracker: Any,
     log: Log | None = None,
     window: TrialWindow | None = None,
     in_flight: int | None = None,
 ) -> CalibrationOutcome:
-    """The whole method (see the module docstring); writes ``calibrate/result.json``. The curve
-    games and Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) are played
+    """The whole method (see the module docstring); writes ``calibrate/result.json``. Called inside
+    the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it. The
+    curve games and Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) are played
     side by side: neither needs the other's results."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
@@ -296,7 +326,8 @@ def run_calibration(
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(curve_ctx.play, f"{CAL_DIR}/curves",
                                     curve_pairings(product, curves, len(split.curve)))
-        trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, window, in_flight)
+        trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker, window,
+                                in_flight)
         curve_games = curves_played.result()
     reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
     easy_tables = [
@@ -316,6 +347,7 @@ def run_calibration(
     choice_games = pa.concat_tables([curve_games, *easy_tables])
     fit = _fit(choice_games, product, section, ctx.run_seed)
     easy = choose_easy(trials)
+    _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
     easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
     hard = curves.hard[-1]
     target = (_elo(fit, easy.player) + _elo(fit, hard.name)) / 2.0
@@ -334,9 +366,12 @@ def run_calibration(
     ]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
     elos = {"easy": _elo(fit, easy.player), "medium": target, "hard": _elo(fit, hard.name)}
+    met = {frozenset((p.a_spec, p.b_spec)) for p in pairings}
     for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
-        pairings += [Pairing(strong.spec, weak.spec, n_val, stream=_STREAM)
-                     for weak, strong in itertools.pairwise(chain)]
+        for weak, strong in itertools.pairwise(chain):
+            if frozenset((weak.spec, strong.spec)) not in met:  # two chains can share a link
+                met.add(frozenset((weak.spec, strong.spec)))
+                pairings.append(Pairing(strong.spec, weak.spec, n_val, stream=_STREAM))
     say(f"calibrate: validation on {n_val} fresh openings")
     validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
     vfit = _fit(validation, product, section, ctx.run_seed + 1)

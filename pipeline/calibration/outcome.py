@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.profile import LEVEL_NAMES
-from pipeline.calibration.claims import Claim
+from pipeline.calibration.claims import HARD_MARGIN, Claim
 from pipeline.calibration.dial import DialCheck, DialLevel
 from pipeline.jsonrecord import Fields, RecordError
 
@@ -153,6 +153,14 @@ class CalibrationOutcome:
     @property
     def all_claims_hold(self) -> bool:
         return all(c.holds and c.precise for c in self.claims)
+
+    def targets(self) -> dict[str, float]:
+        """Each level's target Elo on the pooled fit's scale (the one ``elo`` is on): Easy the
+        product's Easy, Medium the midpoint of Easy and Hard, Hard the product's Hard plus the
+        Hard claim's margin."""
+        return {"easy": self.product_elo["easy"][0],
+                "medium": (self.levels["easy"].elo + self.levels["hard"].elo) / 2.0,
+                "hard": self.product_elo["hard"][0] + HARD_MARGIN}
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -45,7 +45,7 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class TrackingRecord:
-    """``<run folder>/tracking.json``: the MLflow summary run and experiment of a run (None: not
+    """``<run folder>/tracking.json``: the MLflow job run and experiment of a run (None: not
     tracked), which go into the exported profile's provenance."""
 
     run_id: str | None

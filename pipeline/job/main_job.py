@@ -4,7 +4,7 @@ Before any game: the config is validated (including cross-key checks), where it 
 settled (in-process with an address is refused), a driver running as a Ray job is refused local
 tracking, study storage and output paths (:mod:`pipeline.config.placement`), the run folder is
 checked (another config's folder is refused; ``run`` needs ``--resume`` to continue its own),
-MLflow and the Optuna storage are checked reachable, and studies and MLflow parent runs that
+MLflow and the Optuna storage are checked reachable, and studies and MLflow job runs that
 belong to another output folder are refused. A folder that already holds the run has every
 batch file of every stage checked against its checksum record, and damaged ones are played
 again (:mod:`pipeline.games.storage_repair`), saying which. Then each stage skips what is
@@ -15,11 +15,18 @@ The run folder (``<output root>/<run id>``) is a local folder or a pyarrow files
 :mod:`pipeline.games.storage_fs`. An object-store output needs ``[optuna].storage`` (the
 default journal file lives in a local run folder).
 
-MLflow layout (:mod:`pipeline.tracking.mlflow_log`): experiment per variant; one parent run per study
-(``<base>-ladder``, ``<base>-tune``, ``<base>-calibrate``) with a child run per trial;
-and a summary run ``<base>`` with the per-level metrics, the exported profile, the report and
-the Parquet location. ``<base>`` is ``[optuna].study_name`` or the run id. The summary run's id
-goes into the profile's provenance and into ``<run folder>/tracking.json``.
+MLflow layout (:mod:`pipeline.tracking.mlflow_log`, ``docs/mainjob.md``): experiment per
+variant; one JOB run ``<base>`` per job (``[optuna].study_name`` or the run id; tag ``kind`` job),
+opened before the first stage, so its duration is the job's; the STAGE runs ``ladder``, ``tune``
+and ``calibrate`` (``kind`` stage, tag ``stage``) are its children; a TRIAL run per Optuna trial
+(``kind`` trial, tags ``trial_number``, ``state``; a pruned one ends KILLED; the chosen one is
+tagged ``chosen``) is a child of its stage; a LEVEL run per level result (``kind`` calibrated,
+product, candidate or anchor, tag ``level``, plain metric names: :mod:`pipeline.job.level_runs`) is
+a child of its stage. The job run holds the level-named metrics ``elo_<level>`` (with CI), the
+levels table, the level-ladder PNG, the exported profile and the report. A resumed job reuses its
+own runs (the job run by name, config hash and output folder; the others by name under their
+parent). The job run's id goes into the profile's provenance and into
+``<run folder>/tracking.json``.
 """
 
 from __future__ import annotations
@@ -54,17 +61,22 @@ from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
 from pipeline.job.job_plan import calibrate_plan, tune_plan
+from pipeline.job.level_runs import (
+    LevelResult,
+    calibration_results,
+    job_metrics,
+    ladder_results,
+    levels_table,
+)
 from pipeline.job.progress import ProgressPrinter, log_libraries_to
-from pipeline.job.report import write_report
+from pipeline.job.report import level_ladder, write_report
 from pipeline.job.validate import validate_job
 from pipeline.ladder.reference import ensure_ladder, ladder_summary
 from pipeline.tracking.mlflow_log import (
     check_reachable,
     check_run_owner,
     experiment_name,
-    level_metrics,
     make_tracker,
-    metric_name,
 )
 from pipeline.tracking.plots import LadderRow, elo_ladder_plot
 from pipeline.tuning.studies import (
@@ -81,6 +93,8 @@ from pipeline.tuning.weights import run_tune, seed_weights, tuned_weights
 STAGES = ("ladder", "tune", "calibrate", "export", "report")
 JOB_LOG = "job.log"  # the libraries' log records (MLflow, Ray), in the run folder
 CALIBRATE_STUDY = "easy"  # the calibrate stage's one study: Easy's weakening mix
+LEVELS_TABLE = "levels_table.json"  # the job run's levels table (mlflow.log_table)
+LEVEL_LADDER = "level_ladder.png"  # the job run's level-ladder plot
 
 
 @dataclass(frozen=True)
@@ -149,9 +163,8 @@ def study_names(config: RunConfig) -> list[str]:
 
 
 def tracked_names(config: RunConfig) -> list[str]:
-    """Every MLflow parent run of the job: the summary ``<base>`` and one per stage that plays."""
-    base = study_base(config)
-    return [base, f"{base}-ladder", f"{base}-tune", f"{base}-calibrate"]
+    """The job's top-level MLflow runs: its job run ``<base>`` (the stage runs are its children)."""
+    return [study_base(config)]
 
 
 def _study_storage(config: RunConfig, folder: StorePath) -> str | None:
@@ -282,9 +295,24 @@ def _canonical(variant: str) -> str:
 
 def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, tracker: Any, signature: int,
             summary: JobSummary, printer: ProgressPrinter) -> None:
+    """Every stage inside the job's run (opened first, so its duration is the job's)."""
+    params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
+    with tracker.named_run(study_base(config), params=params, tags={"kind": "job"}) as job_run:
+        tracker.set_tags({"parquet_location": str(ctx.run_folder)})
+        if "export" in stages or "report" in stages:
+            _write_tracking(ctx.run_folder, job_run.run_id, getattr(tracker, "experiment", None))
+        _job_stages(config, ctx, stages, storage, tracker, signature, summary, printer)
+
+
+def _stage_tags(stage: str, study: Any = None) -> dict[str, str]:
+    tags = {"kind": "stage", "stage": stage}
+    return tags if study is None else {**tags, "study_name": study.study_name}
+
+
+def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, tracker: Any,
+                signature: int, summary: JobSummary, printer: ProgressPrinter) -> None:
 
     j = job(config)
-    base = study_base(config)
     ladder = None
     tune = tune_section(config)
     texel = "tune" in stages and tune is not None and tune.texel
@@ -295,7 +323,8 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
     step = _Steps(printer, active)
     if plays_ladder:
         step("ladder", "the reference ladder for the Texel seed")
-        with tracker.start_study(f"{base}-ladder", params=_section_params(config, "ladder")):
+        ladder_params = _section_params(config, "ladder")
+        with tracker.named_run("ladder", params=ladder_params, tags=_stage_tags("ladder")):
             ladder, source = ensure_ladder(
                 executor=ctx.executor, output_root=ctx.output_root, run_id=ctx.run_id, variant=ctx.variant,
                 section=ladder_section(config), run_seed=ctx.run_seed, batch_size=ctx.batch_size,
@@ -332,19 +361,15 @@ def _stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, 
         step("export" if "export" in active else "report",
              "the profile and the report" if "export" in active and "report" in stages else "")
         record_schedules(ctx)  # the report shows them
-        params = {"parquet": str(ctx.run_folder), "variant": ctx.variant}
-        with tracker.start_study(base, params=params) as ref:
-            _write_tracking(ctx.run_folder, ref.run_id, getattr(tracker, "experiment", None))
-            tracker.set_tags({"parquet_location": str(ctx.run_folder)})
-            if "export" in stages:
-                _run_export_stage(config, ctx, tracker, signature, summary, printer)
-            if "report" in stages:
+    if "export" in stages:
+        _run_export_stage(config, ctx, tracker, signature, summary, printer)
+    if "report" in stages:
 
-                report = write_report(ctx.run_folder)
-                summary.level_table = report.table_markdown
-                for path in report.files:
-                    tracker.log_artifact(path, "report")
-                summary.lines.append(f"report: {report.folder}")
+        report = write_report(ctx.run_folder)
+        summary.level_table = report.table_markdown
+        for path in report.files:
+            tracker.log_artifact(path, "report")
+        summary.lines.append(f"report: {report.folder}")
 
 
 class _Steps:
@@ -363,20 +388,22 @@ def _section_params(config: RunConfig, name: str) -> dict[str, Any]:
     return {f"{name}.{k}": v for k, v in section.items() if v is not None}
 
 
-def _log_ladder(tracker: Any, ladder: Any, folder: StorePath) -> None:
+def _log_levels(tracker: Any, results: list[LevelResult], stage: str) -> None:
+    """One level run per result, a child of the open stage run (reused when the job resumes)."""
+    for result in results:
+        with tracker.named_run(result.name, params=result.params, tags={**result.run_tags(), "stage": stage}):
+            tracker.log_metrics(result.metrics)
 
-    metrics: dict[str, float] = {"games": float(ladder.n_games)}
-    for a in ladder.anchors:
-        name = a.name.replace("-", "_").lower()
-        metrics[metric_name("elo", name)] = a.elo
-        metrics[metric_name("elo", name, "ci_low")] = a.rating.ci_low
-        metrics[metric_name("elo", name, "ci_high")] = a.rating.ci_high
-    tracker.log_metrics(metrics)
+
+def _log_ladder(tracker: Any, ladder: Any, folder: StorePath) -> None:
+    """On the ladder's stage run: its games, ladder.json, its plot, and a level run per anchor."""
+    tracker.log_metrics({"games": float(ladder.n_games)})
     tracker.log_artifact(folder / "ladder.json")
 
     rows = [LadderRow(a.name, a.elo, a.rating.ci_low, a.rating.ci_high) for a in ladder.anchors]
     plot = elo_ladder_plot(rows, folder / "ladder.png", title=f"{ladder.variant}: reference ladder")
     tracker.log_artifact(plot)
+    _log_levels(tracker, ladder_results(ladder), "ladder")
 
 
 def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tracker: Any,
@@ -401,18 +428,20 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
 
 def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
                          tracker: Any, summary: JobSummary, printer: ProgressPrinter) -> None:
-
+    """The calibrate stage run (Easy's trials, then a level run per level result), then on the job
+    run: the levels' level-named metrics, the levels table and the level-ladder PNG."""
     study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
-    with tracker.start_study(f"{study_base(config)}-calibrate", params=_section_params(config, "calibrate")):
-        outcome = run_calibration(ctx, calibrate_section(config), weights, study, log=printer.log,
-                                  window=trial_window(config),
+    with tracker.named_run("calibrate", params=_section_params(config, "calibrate"),
+                           tags=_stage_tags("calibrate", study)):
+        outcome = run_calibration(ctx, calibrate_section(config), weights, study, tracker=tracker,
+                                  log=printer.log, window=trial_window(config),
                                   in_flight=optuna_section(config).trials_in_flight or None)
-        metrics: dict[str, float] = {}
-        for level, rec in outcome.levels.items():
-            metrics.update(level_metrics(level, elo=rec.elo, ci=rec.ci, nodes_per_move=rec.nodes_per_move,
-                                         games=rec.games))
-        tracker.log_metrics(metrics)
         tracker.log_artifact(ctx.run_folder / "calibrate" / "result.json")
+        results = calibration_results(outcome)
+        _log_levels(tracker, results, "calibrate")
+    tracker.log_metrics(job_metrics(outcome))
+    tracker.log_table(levels_table(results), LEVELS_TABLE)
+    tracker.log_artifact(level_ladder(outcome, ctx.run_folder / "calibrate" / LEVEL_LADDER))
     for level, rec in outcome.levels.items():
         depth = "-" if rec.median_depth is None else f"{rec.median_depth:g}"
         blunders = "-" if rec.blunder_rate is None else f"{rec.blunder_rate:.3f}"
@@ -431,14 +460,6 @@ def _run_export_stage(config: RunConfig, ctx: Any, tracker: Any, signature: int,
     section = export_section(config)
     result = export_run(ctx.run_folder, section.profiles_dir, bench_signature=signature,
                         description=section.description)
-    metrics: dict[str, float] = {}
-
-    calibration = read_result(ctx.run_folder / "calibrate" / "result.json") or {"levels": {}}
-    for level, (elo, low, high) in result.levels.items():
-        rec = calibration["levels"].get(level, {})
-        metrics.update(level_metrics(level, elo=elo, ci=(low, high), nodes_per_move=rec.get("nodes_per_move"),
-                                     games=rec.get("games")))
-    tracker.log_metrics(metrics)
     tracker.log_artifact(result.path, "profile")
     summary.profile = result.path
     dial = f"; dial: {result.dial_path}" if result.dial_path else ""

@@ -1,10 +1,11 @@
 """The run report: the level table (markdown + JSON) and PNG plots, from the run folder alone.
 
 Reads ``tune/result.json`` and ``calibrate/result.json``; needs no MLflow. Writes into
-``<run folder>/report/``: ``levels.md``, ``levels.json``, ``levels.png`` (the chosen levels and
-the product's levels on one scale), ``curves.png`` (Hard's and Medium's strength curves),
-``easy_trials.png`` (Easy's blunder rate per trial), ``tune_history.png`` and ``schedule.md``
-(how busy each stage kept the CPU slots, from ``schedule.json``).
+``<run folder>/report/``: ``levels.md``, ``levels.json``, ``levels.png`` (the level ladder: the chosen
+levels beside the product's levels on one scale, with their targets), ``curves.png`` (Hard's and
+Medium's strength curves), ``easy_trials.png`` (Easy's blunder rate per trial),
+``tune_history.png`` (both marking the chosen trial) and ``schedule.md`` (how busy each stage
+kept the CPU slots, from ``schedule.json``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from pipeline.jsonrecord import RecordError
 from pipeline.ratings.logistic import elo_to_score
 from pipeline.tracking.plots import (
     CurvePoint,
-    LadderRow,
-    elo_ladder_plot,
+    LevelBar,
+    level_ladder_plot,
     optimisation_history_plot,
     strength_curve_plot,
 )
@@ -146,12 +147,17 @@ def _expected(outcome: CalibrationOutcome, level: str, other: str) -> float | No
     return None
 
 
+def level_ladder(outcome: CalibrationOutcome, path: str | Path | StorePath) -> StorePath:
+    """The level ladder: each level beside the product's level of its name, with 95 % CIs, and the
+    level's target (:meth:`CalibrationOutcome.targets`)."""
+    goal = outcome.targets()
+    bars = [LevelBar(name, outcome.levels[name].elo, *outcome.levels[name].ci,
+                     product=outcome.product_elo[name], target=goal[name]) for name in LEVEL_NAMES]
+    return level_ladder_plot(bars, path, title=f"{outcome.variant}: levels, the product's levels and targets")
+
+
 def _plots(out: StorePath, outcome: CalibrationOutcome) -> list[StorePath]:
-    rows = [LadderRow(f"product {n}", *outcome.product_elo[n]) for n in LEVEL_NAMES]
-    rows += [LadderRow(n, outcome.levels[n].elo, *outcome.levels[n].ci) for n in LEVEL_NAMES]
-    files = [
-        elo_ladder_plot(rows, out / "levels.png", title=f"{outcome.variant}: levels and the product's levels")
-    ]
+    files = [level_ladder(outcome, out / "levels.png")]
     curves = {
         name: [CurvePoint(p["x"], p["elo"], p["ci"][0], p["ci"][1]) for p in c["points"]]
         for name, c in outcome.curves.items()
@@ -168,6 +174,7 @@ def _plots(out: StorePath, outcome: CalibrationOutcome) -> list[StorePath]:
         )
     )
     rates = [t.blunder_rate for t in outcome.easy_trials]
+    slots = [t.slot for t in outcome.easy_trials]
     if rates:
         files.append(
             optimisation_history_plot(
@@ -176,6 +183,7 @@ def _plots(out: StorePath, outcome: CalibrationOutcome) -> list[StorePath]:
                 direction="minimize",
                 title="Easy's weakening mix",
                 ylabel="blunder rate",
+                chosen=slots.index(outcome.easy_choice) if outcome.easy_choice in slots else None,
             )
         )
     return files
@@ -199,7 +207,8 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     files = _plots(out, outcome)
     if tune is not None:
-        values = [t.value for t in sorted(tune.trials, key=lambda t: t.number)]
+        values = tune.history()
+        numbers = sorted(t.number for t in tune.trials)
         if any(v is not None for v in values):
             files.append(
                 optimisation_history_plot(
@@ -208,6 +217,7 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
                     direction="maximize",
                     title="Weight tuning",
                     ylabel="score against the seed",
+                    chosen=None if tune.best is None else numbers.index(tune.best.number),
                 )
             )
     table = markdown_table(outcome, tune)

@@ -1,24 +1,42 @@
-"""MLflow tracking of tuning runs; the only module of the project that imports mlflow.
+"""MLflow tracking of a job; the only module of the project that imports mlflow.
 
-Layout: one experiment per variant (``draughts-<variant>``), one PARENT run per study
-(:meth:`Tracker.start_study`; a resumed study reuses its parent run, found by study name and
-config hash), one nested CHILD run per trial (:meth:`Tracker.trial_run`, tag
-``mlflow.parentRunId``). ``log_*`` calls go to the innermost open run.
+Runs form a tree: one experiment per variant (``draughts-<variant>``); :meth:`Tracker.named_run`
+opens a run by name, top-level when no run is open, else a child (tag ``mlflow.parentRunId``) of
+the innermost open run; :meth:`Tracker.trial_run` opens a new child run per Optuna trial.
+``log_*`` calls go to the innermost open run. A named run is REUSED when the job resumes: a
+top-level run found by name, config hash and output folder, a child by name under the same
+parent. The main job's layout on top of this (job run, stage runs, trial runs, level runs) is in
+:mod:`pipeline.job.main_job` and ``docs/mainjob.md``.
 
 Tags on every run: ``git_commit`` (``git rev-parse HEAD``, else "unknown"), ``git_dirty``,
 ``config_hash``, ``bench_signature``, ``engine_version``, ``variant``, ``output_folder`` (the run
-folder the run belongs to; plus MLflow's own ``mlflow.source.git.commit``), and ``study_name`` /
-``trial_number`` where they apply.
+folder the run belongs to; plus MLflow's own ``mlflow.source.git.commit``), ``trial_number`` on
+trial runs, and what the caller adds.
 
-Ownership: a parent run belongs to one output folder (its ``output_folder`` tag). A study that
-resumes reuses only its own folder's parent run, and :func:`check_run_owner` refuses, before any
-game, a run whose parent runs (same study names and config hash) belong to another folder.
+Statuses: a run ends FINISHED, FAILED (an exception, or left RUNNING by a killed driver: marked
+so when the job's top-level run is reused), KILLED (Ctrl-C), or what :meth:`Tracker.end_as` set
+(a pruned trial ends KILLED).
 
-Metric names: ``<quantity>_<level>[_<stat>]`` (see :func:`metric_name`, :func:`level_metrics`),
-e.g. ``elo_easy``, ``elo_easy_ci_low``, ``elo_easy_ci_high``, ``nodes_per_move_easy``,
-``games_easy``, ``score_easy``, ``target_elo_easy``. MLflow's compare view and run table sort
-metric columns by name, so the three values of one level's Elo sit together and one quantity
-reads across levels the same way in every run. A trial's objective is ``value``.
+Ownership: a top-level run belongs to one output folder (its ``output_folder`` tag). A job that
+resumes reuses only its own folder's top-level run, and :func:`check_run_owner` refuses, before
+any game, a run whose top-level runs (same names and config hash) belong to another folder.
+
+Metric precision: every metric is rounded to the decimals its name documents
+(:data:`METRIC_DECIMALS`; a name matches its longest listed prefix, so ``elo_easy_ci_low`` is an
+``elo``), and a name the table does not list is refused:
+
+- Elo, whole points: ``elo`` (with ``elo_ci_low``, ``elo_ci_high``, ``elo_gap``), ``target_elo``,
+  ``validation_elo``, ``sprt_elo`` (a CI is tens of Elo wide; a decimal would be noise);
+- 3 decimals: scores per game and rates, 0..1: ``expected_score``, ``score``, ``value``,
+  ``best_value``, ``chosen_value``, ``blunder_rate``;
+- whole nodes: ``nodes_per_move``; plies to 1 decimal: ``median_depth`` (a median of whole plies);
+- counts and 0/1 flags: ``games``, ``pairs``, ``trials``, ``sprt_pairs``, ``chosen_trial``,
+  ``accepted``, ``feasible``;
+- 1 decimal: ``games_per_second``, ``pair_score`` (a colour-swapped pair's points, 0..2 in halves);
+  2 decimals: ``sprt_llr``.
+
+Level-named metrics ``<quantity>_<level>[_<stat>]`` (:func:`metric_name`, :func:`level_metrics`),
+e.g. ``elo_easy_ci_low``, give one run one column per level (a job's run-table row).
 
 Failure policy:
 
@@ -30,12 +48,15 @@ Failure policy:
   DROPS every later MLflow call for the rest of the run (nothing is buffered in memory or retried;
   the run itself never fails because of tracking). The events keep going to the local log, the
   summary says tracking failed, and :func:`replay_log` (``python -m pipeline.tracking replay LOG
-  --uri URI``) re-creates the complete runs - parent, children, params, metrics with their
-  original steps and times, tags, artifacts - at any tracking URI. Replayed runs are new runs
-  tagged ``replayed_from_log`` (and ``replayed_from_run_id`` where the original had an id).
+  --uri URI``) re-creates the complete tree - runs with their parents at every depth, params,
+  metrics with their original steps and times, tags, tables, artifacts, end statuses - at any
+  tracking URI. Replayed runs are new runs tagged ``replayed_from_log`` (and
+  ``replayed_from_run_id`` where the original had an id).
 - For http URIs the tracker bounds MLflow's HTTP retries (MLFLOW_HTTP_REQUEST_MAX_RETRIES=2,
   _BACKOFF_FACTOR=1, _TIMEOUT=30 unless already set) so a dead server costs seconds, not the
-  ~4 minutes of MLflow's defaults, before the run goes on.
+  ~4 minutes of MLflow's defaults, before the run goes on; and it sets
+  MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT=true unless set, so ending one of a job's many runs
+  neither fetches the run again nor prints its URL on stdout, where the job's summary goes.
 """
 
 from __future__ import annotations
@@ -78,6 +99,8 @@ _HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+    # without it, every run ended over http costs one more request and prints two lines on stdout
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 
 
@@ -92,7 +115,32 @@ class RunOwnerError(ValueError):
 OWNER_TAG = "output_folder"
 
 
-# ---- names -----------------------------------------------------------------------------------
+# ---- names and precision ---------------------------------------------------------------------
+
+#: Decimals each metric keeps, in its unit (see the module docstring); a name matches its
+#: longest listed prefix (``elo_easy_ci_low`` -> ``elo``), and an unlisted name is refused.
+METRIC_DECIMALS: dict[str, int] = {
+    "elo": 0, "target_elo": 0, "validation_elo": 0, "sprt_elo": 0,
+    "expected_score": 3, "score": 3, "value": 3, "best_value": 3, "chosen_value": 3, "blunder_rate": 3,
+    "nodes_per_move": 0, "median_depth": 1,
+    "games": 0, "pairs": 0, "trials": 0, "sprt_pairs": 0, "chosen_trial": 0, "accepted": 0, "feasible": 0,
+    "games_per_second": 1, "pair_score": 1, "sprt_llr": 2,
+}
+_BY_LENGTH = sorted(METRIC_DECIMALS, key=len, reverse=True)
+
+
+def metric_decimals(name: str) -> int:
+    """The decimals metric ``name`` keeps (ValueError for a name without a documented unit)."""
+    for prefix in _BY_LENGTH:
+        if name == prefix or name.startswith(prefix + "_"):
+            return METRIC_DECIMALS[prefix]
+    raise ValueError(f"metric {name!r} has no documented unit and precision (METRIC_DECIMALS in "
+                     f"{__name__})")
+
+
+def rounded(name: str, value: float) -> float:
+    """``value`` at the precision of metric ``name``."""
+    return float(round(float(value), metric_decimals(name)))
 
 
 def metric_name(quantity: str, level: str, stat: str | None = None) -> str:
@@ -113,7 +161,7 @@ def level_metrics(
     games: int | None = None,
     score: float | None = None,
 ) -> dict[str, float]:
-    """The metrics of one level under the documented names (missing values are left out)."""
+    """The metrics of one level under level-named names (missing values are left out)."""
     out: dict[str, float] = {}
     if elo is not None:
         out[metric_name("elo", level)] = float(elo)
@@ -283,6 +331,11 @@ class RunRef:
     name: str
 
 
+END_STATUSES = ("FINISHED", "FAILED", "KILLED")
+MAX_BATCH_METRICS = 1000  # MLflow accepts at most this many metrics per log_batch
+_TABLE_TYPES = (str, int, float, bool, type(None))
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -292,13 +345,40 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, str]:
             for k, v in (params or {}).items()}
 
 
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"metric {name!r} = {value!r}: expected a number")
+    return rounded(name, value)
+
+
 def _clean_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for key, value in metrics.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"metric {key!r} = {value!r}: expected a number")
-        out[str(key)] = float(value)
+    """The metrics at their documented precision (ValueError: not a number, or no documented unit)."""
+    return {str(key): _number(str(key), value) for key, value in metrics.items()}
+
+
+def _clean_points(name: str, points: Sequence[tuple[int, float]]) -> list[list[float]]:
+    """``[step, value]`` pairs of one metric, values at its precision."""
+    out: list[list[float]] = []
+    for step, value in points:
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise ValueError(f"metric {name!r}: step {step!r} is not an int")
+        out.append([step, _number(name, value)])
     return out
+
+
+def _clean_table(data: Mapping[str, Sequence[Any]], artifact_file: str) -> dict[str, list[Any]]:
+    """Columns of equal length holding plain values; the artifact a ``.json`` file."""
+    if not artifact_file.endswith(".json") or artifact_file.startswith("/"):
+        raise ValueError(f"table artifact {artifact_file!r}: expected a relative path ending in .json")
+    columns = {str(k): list(v) for k, v in data.items()}
+    if not columns or len({len(v) for v in columns.values()}) != 1:
+        raise ValueError(f"table {artifact_file!r}: expected columns of one length, got "
+                         f"{ {k: len(v) for k, v in columns.items()} }")
+    for name, values in columns.items():
+        bad = [v for v in values if not isinstance(v, _TABLE_TYPES)]
+        if bad:
+            raise ValueError(f"table {artifact_file!r} column {name!r}: {bad[0]!r} is not a plain value")
+    return columns
 
 
 class Tracker:
@@ -308,18 +388,22 @@ class Tracker:
 
     def __init__(self) -> None:
         self._stack: list[RunRef] = []
+        self._end: dict[str, str] = {}
 
     @contextlib.contextmanager
-    def start_study(self, name: str, params: Mapping[str, Any] | None = None,
-                    tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
-        """Open the PARENT run of study ``name`` (reused when the study resumes)."""
-        ref = RunRef(f"study:{name}", None, name)
+    def named_run(self, name: str, params: Mapping[str, Any] | None = None,
+                  tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
+        """Open run ``name``: top-level when no run is open, else a child of the innermost open run;
+        reused when the job resumes (see the module docstring)."""
+        parent = self._stack[-1] if self._stack else None
+        ref = RunRef(name if parent is None else f"{parent.key}/{name}", None, name)
         with self._opened(ref):
             yield ref
 
     @contextlib.contextmanager
-    def trial_run(self, number: int, params: Mapping[str, Any] | None = None) -> Iterator[RunRef]:
-        """Open the nested CHILD run of trial ``number`` inside the open study."""
+    def trial_run(self, number: int, params: Mapping[str, Any] | None = None,
+                  tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
+        """Open a new child run for trial ``number`` inside the innermost open run."""
         self._parent()
         ref = RunRef(f"trial:{number}:{uuid.uuid4().hex[:8]}", None, f"trial-{number:04d}")
         with self._opened(ref):
@@ -332,24 +416,38 @@ class Tracker:
             yield
         finally:
             self._stack.pop()
+            self._end.pop(ref.key, None)
 
     def _parent(self) -> RunRef:
         if not self._stack:
-            raise RuntimeError("trial_run() needs an open start_study() run")
-        return self._stack[0]
+            raise RuntimeError("trial_run() needs an open named_run() run")
+        return self._stack[-1]
 
     def _current(self) -> RunRef:
         if not self._stack:
-            raise RuntimeError("no open run: call inside start_study() / trial_run()")
+            raise RuntimeError("no open run: call inside named_run() / trial_run()")
         return self._stack[-1]
 
     # The null versions check their input like the MLflow ones, so a driver bug shows up
     # whether tracking is on or off.
 
+    def end_as(self, status: str) -> None:
+        """End the innermost open run with ``status`` (e.g. KILLED for a pruned trial) unless it
+        raises; without this call it ends FINISHED."""
+        if status not in END_STATUSES:
+            raise ValueError(f"run status {status!r}: expected one of {', '.join(END_STATUSES)}")
+        self._end[self._current().key] = status
+
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
-        """Log numbers to the innermost open run (``step``: e.g. the trial number)."""
+        """Log numbers to the innermost open run (``step``: e.g. the trial number), each rounded
+        to its documented precision."""
         self._current()
         _clean_metrics(metrics)
+
+    def log_series(self, name: str, points: Sequence[tuple[int, float]]) -> None:
+        """Log one metric at many ``(step, value)`` points (e.g. a trial's intermediate values)."""
+        self._current()
+        _clean_points(name, points)
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         """Log parameters (stringified) to the innermost open run."""
@@ -361,8 +459,19 @@ class Tracker:
         if not store_path(path).is_file():
             raise ValueError(f"artifact {str(path)!r} is not a file")
 
+    def log_table(self, data: Mapping[str, Sequence[Any]], artifact_file: str) -> None:
+        """Log a table (columns of plain values) with ``mlflow.log_table`` to the innermost open run;
+        a run that already has ``artifact_file`` keeps it (a resumed job logs the same table again)."""
+        self._current()
+        _clean_table(data, artifact_file)
+
     def set_tags(self, tags: Mapping[str, str]) -> None:
         """Set tags on the innermost open run."""
+        self._current()
+
+    def tag_trial(self, number: int, tags: Mapping[str, str]) -> None:
+        """Set tags on the trial run ``number`` under the innermost open run (whichever driver of the
+        job opened it)."""
         self._current()
 
     @property
@@ -407,7 +516,6 @@ class MlflowTracker(Tracker):
         self._failure: str | None = None
         self._dropped = 0
         self._sent = 0
-        self._run_ids: dict[str, str | None] = {}
 
     # -- local log and guarded sending ---------------------------------------------------------
 
@@ -449,29 +557,30 @@ class MlflowTracker(Tracker):
     # -- runs ----------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def start_study(self, name: str, params: Mapping[str, Any] | None = None,
-                    tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
-        all_tags = {**self.base_tags, **(tags or {}), "study_name": name}
-        key = f"study:{self.experiment}:{name}:{all_tags.get('config_hash', '')}"
+    def named_run(self, name: str, params: Mapping[str, Any] | None = None,
+                  tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
+        parent = self._stack[-1] if self._stack else None
+        all_tags = {**self.base_tags, **(tags or {})}
+        key = (f"run:{self.experiment}:{name}:{all_tags.get('config_hash', '')}" if parent is None
+               else f"{parent.key}/{name}")
         start = _now_ms()
-        self._write({"op": "start_run", "key": key, "parent": None, "name": name,
-                     "experiment": self.experiment, "tags": all_tags, "start_time": start})
+        self._write({"op": "start_run", "key": key, "parent": None if parent is None else parent.key,
+                     "name": name, "experiment": self.experiment, "tags": all_tags, "start_time": start})
         run_id = None
         exp = self._experiment()
-        if exp is not None:
-            run_id = self._send("start_study", _open_parent, self._client, exp, name, all_tags, start)
-        self._note_run_id(key, run_id)
-        ref = RunRef(key, run_id, name)
-        with self._run(ref):
-            self.log_params(params or {})
+        if exp is not None and (parent is None or parent.run_id is not None):
+            run_id = self._send("named_run", _open_run, self._client, exp, name, all_tags, start,
+                                None if parent is None else parent.run_id)
+        with self._run(RunRef(key, run_id, name), params) as ref:
             yield ref
 
     @contextlib.contextmanager
-    def trial_run(self, number: int, params: Mapping[str, Any] | None = None) -> Iterator[RunRef]:
+    def trial_run(self, number: int, params: Mapping[str, Any] | None = None,
+                  tags: Mapping[str, str] | None = None) -> Iterator[RunRef]:
         parent = self._parent()
         key = f"trial:{number}:{uuid.uuid4().hex[:12]}"
         name = f"trial-{number:04d}"
-        all_tags = {**self.base_tags, "study_name": parent.name, "trial_number": str(number)}
+        all_tags = {**self.base_tags, **(tags or {}), "trial_number": str(number)}
         start = _now_ms()
         self._write({"op": "start_run", "key": key, "parent": parent.key, "name": name,
                      "experiment": self.experiment, "tags": all_tags, "start_time": start})
@@ -479,23 +588,18 @@ class MlflowTracker(Tracker):
         if parent.run_id is not None and self._experiment_id is not None:
             run_id = self._send("trial_run", _create_run, self._client, self._experiment_id, name,
                                 {**all_tags, "mlflow.parentRunId": parent.run_id}, start)
-        self._note_run_id(key, run_id)
-        ref = RunRef(key, run_id, name)
-        with self._run(ref):
-            self.log_params(params or {})
+        with self._run(RunRef(key, run_id, name), params) as ref:
             yield ref
 
-    def _note_run_id(self, key: str, run_id: str | None) -> None:
-        self._run_ids[key] = run_id
-        if run_id is not None:
-            self._write({"op": "run_id", "key": key, "run_id": run_id})
-
     @contextlib.contextmanager
-    def _run(self, ref: RunRef) -> Iterator[None]:
-        status = "FINISHED"
+    def _run(self, ref: RunRef, params: Mapping[str, Any] | None) -> Iterator[RunRef]:
+        if ref.run_id is not None:
+            self._write({"op": "run_id", "key": ref.key, "run_id": ref.run_id})
+        status: str | None = None
         self._stack.append(ref)
         try:
-            yield
+            self.log_params(params or {})
+            yield ref
         except KeyboardInterrupt:
             status = "KILLED"
             raise
@@ -504,10 +608,11 @@ class MlflowTracker(Tracker):
             raise
         finally:
             self._stack.pop()
+            chosen = self._end.pop(ref.key, "FINISHED")
             end = _now_ms()
-            self._write({"op": "end_run", "key": ref.key, "status": status, "end_time": end})
+            self._write({"op": "end_run", "key": ref.key, "status": status or chosen, "end_time": end})
             if ref.run_id is not None:
-                self._send("end_run", self._client.set_terminated, ref.run_id, status, end)
+                self._send("end_run", self._client.set_terminated, ref.run_id, status or chosen, end)
 
     # -- logging -------------------------------------------------------------------------------
 
@@ -521,6 +626,16 @@ class MlflowTracker(Tracker):
         if ref.run_id is not None:
             batch = [Metric(k, v, stamp, step or 0) for k, v in clean.items()]
             self._send("log_metrics", self._client.log_batch, ref.run_id, metrics=batch)
+
+    def log_series(self, name: str, points: Sequence[tuple[int, float]]) -> None:
+        ref = self._current()
+        clean = _clean_points(name, points)
+        if not clean:
+            return
+        stamp = _now_ms()
+        self._write({"op": "series", "key": ref.key, "name": name, "points": clean, "timestamp": stamp})
+        if ref.run_id is not None:
+            self._send("log_series", _log_series, self._client, ref.run_id, name, clean, stamp)
 
     def log_params(self, params: Mapping[str, Any]) -> None:
         ref = self._current()
@@ -543,6 +658,14 @@ class MlflowTracker(Tracker):
             with file.local_copy() as local:
                 self._send("log_artifact", self._client.log_artifact, ref.run_id, str(local), artifact_path)
 
+    def log_table(self, data: Mapping[str, Sequence[Any]], artifact_file: str) -> None:
+        ref = self._current()
+        clean = _clean_table(data, artifact_file)
+        self._write({"op": "table", "key": ref.key, "artifact_file": artifact_file, "data": clean,
+                     "columns": list(clean)})  # the log's keys are sorted; this keeps the order
+        if ref.run_id is not None:
+            self._send("log_table", _log_table, self._client, ref.run_id, clean, artifact_file)
+
     def set_tags(self, tags: Mapping[str, str]) -> None:
         ref = self._current()
         clean = {str(k): str(v) for k, v in tags.items()}
@@ -552,6 +675,16 @@ class MlflowTracker(Tracker):
         if ref.run_id is not None:
             batch = [RunTag(k, v) for k, v in clean.items()]
             self._send("set_tags", self._client.log_batch, ref.run_id, tags=batch)
+
+    def tag_trial(self, number: int, tags: Mapping[str, str]) -> None:
+        ref = self._current()
+        clean = {str(k): str(v) for k, v in tags.items()}
+        if not clean:
+            return
+        self._write({"op": "trial_tags", "key": ref.key, "number": int(number), "tags": clean})
+        if ref.run_id is not None and self._experiment_id is not None:
+            self._send("tag_trial", _tag_trial, self._client, self._experiment_id, ref.run_id, int(number),
+                       clean)
 
     # -- report --------------------------------------------------------------------------------
 
@@ -623,23 +756,33 @@ def _create_run(client: Any, experiment_id: str, name: str, tags: Mapping[str, s
     return str(run.info.run_id)
 
 
-def _parent_runs(client: Any, experiment_id: str, name: str, config_hash: str) -> list[Any]:
-    """Parent runs of study ``name`` made from the config with ``config_hash``, newest first."""
-    candidates = client.search_runs(
-        [experiment_id], filter_string=f"tags.study_name = '{name}' and tags.config_hash = '{config_hash}'",
-        max_results=200, order_by=["attributes.start_time DESC"],
-    )
-    return [r for r in candidates if "mlflow.parentRunId" not in r.data.tags]
+def _quoted(text: str) -> str:
+    """A filter-string literal (names and hashes here never hold quotes)."""
+    if "'" in text or "\\" in text:
+        raise ValueError(f"cannot search MLflow for {text!r}: it holds a quote or backslash")
+    return f"'{text}'"
 
 
-def check_run_owner(uri: str, experiment: str, study_names: Sequence[str], config_hash: str,
+def _find_runs(client: Any, experiment_id: str, name: str, config_hash: str,
+               parent_id: str | None) -> list[Any]:
+    """Runs named ``name`` made from the config with ``config_hash`` directly under run ``parent_id``
+    (None: top-level runs), newest first."""
+    where = [f"attributes.run_name = {_quoted(name)}", f"tags.config_hash = {_quoted(config_hash)}"]
+    if parent_id is not None:
+        where.append(f"tags.`mlflow.parentRunId` = {_quoted(parent_id)}")
+    found = client.search_runs([experiment_id], filter_string=" and ".join(where), max_results=200,
+                               order_by=["attributes.start_time DESC"])
+    return [r for r in found if r.data.tags.get("mlflow.parentRunId") == parent_id]
+
+
+def check_run_owner(uri: str, experiment: str, run_names: Sequence[str], config_hash: str,
                     output_folder: str) -> None:
-    """Refuse (RunOwnerError), before any game, parent runs of these studies from another folder."""
+    """Refuse (RunOwnerError), before any game, top-level runs of these names from another folder."""
     try:
         client = mlflow.MlflowClient(tracking_uri=uri)
         found = client.get_experiment_by_name(experiment)
         runs = [] if found is None else [
-            r for name in study_names for r in _parent_runs(client, found.experiment_id, name, config_hash)]
+            r for name in run_names for r in _find_runs(client, found.experiment_id, name, config_hash, None)]
     except Exception as err:  # any backend error means: unusable
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise TrackingUnavailable(f"MLflow tracking URI {_redact(uri)}: cannot look up the runs of "
@@ -648,8 +791,8 @@ def check_run_owner(uri: str, experiment: str, study_names: Sequence[str], confi
         theirs = run.data.tags.get(OWNER_TAG)
         if theirs == output_folder:
             continue
-        name = run.data.tags.get("study_name")
-        where = f"MLflow run {name!r} (id {run.info.run_id}, experiment {experiment!r} at {_redact(uri)})"
+        where = (f"MLflow run {run.info.run_name!r} (id {run.info.run_id}, experiment {experiment!r} at "
+                 f"{_redact(uri)})")
         own = ("give this run its own name ([optuna].study_name or [run].id) or experiment "
                "([mlflow].experiment)")
         if theirs is None:
@@ -659,22 +802,30 @@ def check_run_owner(uri: str, experiment: str, study_names: Sequence[str], confi
                             f"run with --resume --output {posixpath.dirname(theirs)}, or {own}")
 
 
-def _open_parent(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int) -> str:
-    """Reuse the parent run of a resumed study (same name, config hash and output folder), else
-    create one.
+def _open_run(client: Any, experiment_id: str, name: str, tags: Mapping[str, str], start: int,
+              parent_id: str | None) -> str:
+    """Reuse run ``name`` of a resumed job (a top-level run: same name, config hash and output
+    folder; a child: same name under ``parent_id``), else create it.
 
-    Child runs left RUNNING by a killed driver are marked FAILED, like their Optuna trials."""
+    Runs left RUNNING by a killed driver are marked FAILED, like their Optuna trials: when a
+    top-level run is reused, every such run of its output folder and config; when a child is
+    reused, its own children."""
     owner = tags.get(OWNER_TAG)
-    found = [r for r in _parent_runs(client, experiment_id, name, tags.get("config_hash", ""))
+    config_hash = tags.get("config_hash", "")
+    found = [r for r in _find_runs(client, experiment_id, name, config_hash, parent_id)
              if r.data.tags.get(OWNER_TAG) == owner]
     if not found:
-        return _create_run(client, experiment_id, name, tags, start)
+        full = dict(tags) if parent_id is None else {**tags, "mlflow.parentRunId": parent_id}
+        return _create_run(client, experiment_id, name, full, start)
     run_id = str(found[0].info.run_id)
+    if parent_id is None:
+        running = f"tags.config_hash = {_quoted(config_hash)} and attributes.status = 'RUNNING'"
+    else:
+        running = f"tags.`mlflow.parentRunId` = {_quoted(run_id)} and attributes.status = 'RUNNING'"
+    for stale in client.search_runs([experiment_id], filter_string=running, max_results=1000):
+        if stale.info.run_id != run_id and stale.data.tags.get(OWNER_TAG) == owner:
+            client.set_terminated(stale.info.run_id, "FAILED")
     client.update_run(run_id, status="RUNNING")
-    running = f"tags.`mlflow.parentRunId` = '{run_id}' and attributes.status = 'RUNNING'"
-    stale = client.search_runs([experiment_id], filter_string=running)
-    for child in stale:
-        client.set_terminated(child.info.run_id, "FAILED")
     client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     return run_id
 
@@ -690,6 +841,30 @@ def _log_new_params(client: Any, run_id: str, params: Mapping[str, str]) -> None
     items = list(new.items())
     for i in range(0, len(items), 100):  # MLflow accepts at most 100 params per batch
         client.log_batch(run_id, params=[Param(k, v) for k, v in items[i:i + 100]])
+
+
+def _log_series(client: Any, run_id: str, name: str, points: Sequence[Sequence[float]], stamp: int) -> None:
+    metrics = [Metric(name, float(value), stamp, int(step)) for step, value in points]
+    for i in range(0, len(metrics), MAX_BATCH_METRICS):
+        client.log_batch(run_id, metrics=metrics[i:i + MAX_BATCH_METRICS])
+
+
+def _log_table(client: Any, run_id: str, data: Mapping[str, list[Any]], artifact_file: str) -> None:
+    """``log_table`` unless the run has the file already (MLflow would append the rows again)."""
+    folder = posixpath.dirname(artifact_file) or None
+    if artifact_file in {f.path for f in client.list_artifacts(run_id, folder)}:
+        return
+    client.log_table(run_id, data=dict(data), artifact_file=artifact_file)
+
+
+def _tag_trial(client: Any, experiment_id: str, parent_id: str, number: int, tags: Mapping[str, str]) -> None:
+    """Tags on the newest child run of ``parent_id`` for trial ``number`` (none found: nothing)."""
+    where = (f"tags.`mlflow.parentRunId` = {_quoted(parent_id)} and "
+             f"tags.trial_number = {_quoted(str(number))}")
+    found = client.search_runs([experiment_id], filter_string=where, max_results=10,
+                               order_by=["attributes.start_time DESC"])
+    if found:
+        client.log_batch(found[0].info.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
 
 
 # ---- replay ----------------------------------------------------------------------------------
@@ -715,15 +890,18 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
                timeout: float = 10.0) -> dict[str, str]:
     """Re-create every run of a local tracking log at ``uri``; returns log key -> new run id.
 
-    Runs, parent links, params, metrics (original step and timestamp), tags, artifacts and
-    end status are replayed in order; a run the log never ended is marked KILLED. Raises on
-    any MLflow error (unlike the tracker, a replay should fail loudly)."""
+    Runs, parent links at every depth, params, metrics and series (original steps and
+    timestamps), tags (a trial's tags set later included), tables, artifacts and end statuses are
+    replayed in order; a run the log never ended (its driver was killed) is marked FAILED, as the
+    tracker marks it when the job resumes. Raises on any MLflow error (unlike the tracker, a
+    replay should fail loudly)."""
     log_file = store_path(path)
     resolved = check_reachable(uri, timeout)
     client = mlflow.MlflowClient(tracking_uri=resolved)
     experiments: dict[str, str] = {}
     ids: dict[str, str] = {}
     ended: set[str] = set()
+    trials: dict[tuple[str, int], str] = {}  # (parent key, trial number) -> the newest trial's key
     for event in read_log(log_file):
         op, key = event.get("op"), str(event.get("key"))
         if op == "run_id":
@@ -739,8 +917,11 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
             if name not in experiments:
                 experiments[name] = _ensure_experiment(client, name, resolved)
             tags = {**event["tags"], "replayed_from_log": str(log_file)}
-            if event.get("parent") is not None:
-                tags["mlflow.parentRunId"] = ids[event["parent"]]
+            parent = event.get("parent")
+            if parent is not None:
+                tags["mlflow.parentRunId"] = ids[parent]
+                if "trial_number" in event["tags"]:
+                    trials[(str(parent), int(event["tags"]["trial_number"]))] = key
             ids[key] = _create_run(client, experiments[name], event["name"], tags, event["start_time"])
         elif op == "params":
             _log_new_params(client, ids[key], event["params"])
@@ -748,8 +929,17 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
             metrics = [Metric(k, float(v), event["timestamp"], event.get("step") or 0)
                        for k, v in event["metrics"].items()]
             client.log_batch(ids[key], metrics=metrics)
+        elif op == "series":
+            _log_series(client, ids[key], str(event["name"]), event["points"], event["timestamp"])
         elif op == "tags":
             client.log_batch(ids[key], tags=[RunTag(k, v) for k, v in event["tags"].items()])
+        elif op == "trial_tags":
+            trial = trials.get((key, int(event["number"])))
+            if trial is not None:
+                client.log_batch(ids[trial], tags=[RunTag(k, v) for k, v in event["tags"].items()])
+        elif op == "table":
+            data = {name: event["data"][name] for name in event.get("columns", event["data"])}
+            _log_table(client, ids[key], data, str(event["artifact_file"]))
         elif op == "artifact":
             file = _artifact_file(log_file, str(event["path"]))
             if not file.is_file():
@@ -761,7 +951,7 @@ def replay_log(path: str | Path, uri: str | None = None, *, experiment: str | No
             ended.add(key)
     for key, run_id in ids.items():
         if key not in ended:
-            client.set_terminated(run_id, "KILLED")
+            client.set_terminated(run_id, "FAILED")
     return ids
 
 

@@ -1,7 +1,9 @@
 """PNG plots of a tuning run (matplotlib, Agg backend: no display needed, safe on cluster nodes).
 
 - :func:`elo_ladder_plot`: players / levels with Elo and 95 % CI error bars, target Elo markers.
-- :func:`optimisation_history_plot`: objective value per trial and the best so far.
+- :func:`level_ladder_plot`: per level (Easy, Medium, Hard), the calibrated level and the product's
+  level with 95 % CI error bars and the level's target Elo as a line.
+- :func:`optimisation_history_plot`: objective value per trial, the best so far and the chosen trial.
 - :func:`score_distribution_plot`: per level, how often each pair score (0, 0.5, ..., 2 points
   out of a colour-swapped pair) occurred against the reference (product) engine.
 
@@ -94,25 +96,91 @@ def elo_ladder_plot(rows: Sequence[LadderRow], path: str | Path | StorePath,
 
 def optimisation_history_plot(
     values: Sequence[float | None], path: str | Path | StorePath, *, direction: str = "maximize",
-    title: str = "Optimisation history", ylabel: str = "objective",
+    title: str = "Optimisation history", ylabel: str = "objective", chosen: int | None = None,
 ) -> StorePath:
-    """Objective per trial (None / NaN: failed trial, skipped) and the best-so-far line."""
+    """Objective per trial (None / NaN: failed trial, skipped), the best-so-far line and, when
+    ``chosen`` (an index into ``values``) is given, the trial the stage chose, ringed and labelled."""
     if direction not in ("maximize", "minimize"):
         raise ValueError(f"direction {direction!r}: expected 'maximize' or 'minimize'")
     points = [(i, float(v)) for i, v in enumerate(values) if v is not None and math.isfinite(v)]
     if not points:
         raise ValueError("optimisation_history_plot needs at least one finite value")
+    picked = dict(points).get(chosen) if chosen is not None else None
+    if chosen is not None and picked is None:
+        raise ValueError(f"chosen trial index {chosen} has no finite value among {len(values)} trials")
     x = np.array([p[0] for p in points])
     v = np.array([p[1] for p in points])
     best = np.maximum.accumulate(v) if direction == "maximize" else np.minimum.accumulate(v)
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
     ax.scatter(x, v, s=14, color="tab:blue", label="trial")
     ax.step(x, best, where="post", color="tab:red", label="best so far")
+    if chosen is not None and picked is not None:
+        ax.scatter([chosen], [picked], s=120, facecolors="none", edgecolors="tab:green", linewidths=2,
+                   zorder=3, label=f"chosen (trial {chosen})")
+        ax.annotate("chosen", (chosen, picked), xytext=(8, 8), textcoords="offset points", fontsize=8,
+                    color="tab:green")
     ax.set_xlabel("trial")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class LevelBar:
+    """One level of the level ladder: the calibrated level's Elo and CI, the product's level of the
+    same name (None when unknown) and the level's target Elo (None: no target)."""
+
+    level: str
+    elo: float
+    ci_low: float
+    ci_high: float
+    product: tuple[float, float, float] | None = None  # (Elo, CI low, CI high)
+    target: float | None = None
+
+
+def level_ladder_plot(levels: Sequence[LevelBar], path: str | Path | StorePath,
+                      title: str = "Levels") -> StorePath:
+    """One row per level, in the order given from the bottom: the calibrated level (blue) and the
+    product's level (grey) with 95 % CI error bars, the target as a red vertical line."""
+    if not levels:
+        raise ValueError("level_ladder_plot needs at least one level")
+    for lv in levels:
+        for what, value in (("elo", lv.elo), ("ci_low", lv.ci_low), ("ci_high", lv.ci_high)):
+            _finite(f"{lv.level}.{what}", value)
+        for k, value in enumerate(lv.product or ()):
+            _finite(f"{lv.level}.product[{k}]", value)
+        if lv.target is not None:
+            _finite(f"{lv.level}.target", lv.target)
+    fig, ax = plt.subplots(figsize=(7.0, 1.4 + 0.9 * len(levels)))
+    labelled: set[str] = set()
+
+    def once(label: str) -> str:
+        """The legend label the first time, then matplotlib's "no legend entry" label."""
+        if label in labelled:
+            return "_nolegend_"
+        labelled.add(label)
+        return label
+
+    for i, lv in enumerate(levels):
+        rows = [(i + 0.15, (lv.elo, lv.ci_low, lv.ci_high), "tab:blue", "calibrated, 95 % CI")]
+        if lv.product is not None:
+            rows.append((i - 0.15, lv.product, "tab:gray", "product, 95 % CI"))
+        for y, (elo, low, high), colour, label in rows:
+            err = [[max(0.0, elo - low)], [max(0.0, high - elo)]]
+            ax.errorbar([elo], [y], xerr=err, fmt="o", color=colour, capsize=4, label=once(label))
+            ax.annotate(f"{elo:.0f}", (max(high, elo), y), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+        if lv.target is not None:
+            ax.vlines(lv.target, i - 0.4, i + 0.4, colors="tab:red", linestyles="--", linewidth=1.5,
+                      label=once("target"))
+    ax.set_yticks(np.arange(len(levels)), [lv.level for lv in levels])
+    ax.set_ylim(-0.6, len(levels) - 0.4)
+    ax.set_xlabel("Elo (score-based)")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
     return _save(fig, path)
 
 

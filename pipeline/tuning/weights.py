@@ -70,6 +70,7 @@ class TrialOutcome:
     elo: float
     elo_ci: tuple[float, float]
     games_per_second: float
+    intermediate: tuple[tuple[int, float], ...] = ()  # (pair id, pair score) as reported to the pruner
 
 
 def seed_weights(variant: str, seed_profile: str | None) -> dict[str, float]:
@@ -124,6 +125,7 @@ def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, An
     stage = f"{TUNE_DIR}/trial-{slot:04d}"
     started = time.perf_counter()
     all_scores: list[float] = []
+    reported: list[tuple[int, float]] = []
     pruned_at = None
     games = 0
     for start in range(0, section.pairs, section.step_pairs):
@@ -133,6 +135,7 @@ def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, An
         steps, scores = candidate_scores(table, name)
         all_scores += scores.tolist()
         pruned_at = report_pairs(trial, steps, window)
+        reported += [(s, v) for s, v in steps if pruned_at is None or s <= pruned_at]
         if pruned_at is not None:
             break
     seconds = time.perf_counter() - started
@@ -140,7 +143,7 @@ def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, An
     stats = pentanomial_stats(pentanomial_counts(np.asarray(all_scores)))
     outcome = TrialOutcome(trial.number, slot, dict(params), weights, value, len(all_scores), pruned_at,
                            _finite(stats.elo), (_finite(stats.elo_ci_low), _finite(stats.elo_ci_high)),
-                           games / seconds if seconds > 0 else 0.0)
+                           games / seconds if seconds > 0 else 0.0, tuple(reported))
     tell_trial(study, trial, value, pruned_at_step=pruned_at,
                user_attrs={"pairs": len(all_scores), "stage": stage, "elo": outcome.elo,
                            "elo_ci": list(outcome.elo_ci)})
@@ -193,14 +196,16 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
     ``window``: how trials are drawn and how many may be in flight (default: one at a time,
     :class:`~pipeline.tuning.studies.TrialWindow`); ``in_flight``: how many are (default W).
 
-    Tracked as the study's parent run (``params``: the settings to log on it) with one child
-    run per trial; a finished stage (its result file exists) is returned as it is.
+    Tracked as the stage run ``tune`` (``params``: the settings to log on it; a child of the
+    job's run when one is open) with one child run per trial, logged as each trial ends; a
+    finished stage (its result file exists) is returned as it is.
     """
     path = ctx.run_folder / RESULT_FILE
     done = read_tune(path)
     if done is not None:
         return done
-    with tracker.start_study(study.study_name, params=params):
+    with tracker.named_run(TUNE_DIR, params=params,
+                           tags={"kind": "stage", "stage": TUNE_DIR, "study_name": study.study_name}):
         result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log,
                        window or TrialWindow(1, ctx.run_seed), in_flight)
         write_result(path, result.to_json())
@@ -209,10 +214,16 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
 
 
 def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
-    """Best value, SPRT outcome, decision tag, result file and history plot on the parent run."""
+    """On the stage run: the study's best value, the chosen trial (also tagged ``chosen`` on its own
+    run), the SPRT outcome, the decision tag, the result file and the history plot marking the pick."""
+    values = {t.number: t.value for t in result.trials if t.state == "COMPLETE" and t.value is not None}
     metrics = {"accepted": float(result.accepted), "trials": float(len(result.trials))}
+    if values:
+        metrics["best_value"] = max(values.values())
     if result.best is not None:
-        metrics["best_value"] = float(result.best.value)
+        metrics.update(chosen_trial=float(result.best.number), chosen_value=float(result.best.value))
+        tracker.set_tags({"chosen_trial": str(result.best.number)})
+        tracker.tag_trial(result.best.number, {"chosen": "true"})
     test = result.sprt
     if test is not None:
         metrics.update(sprt_llr=test.llr, sprt_pairs=float(test.pairs), sprt_elo=test.elo,
@@ -220,11 +231,12 @@ def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
     tracker.log_metrics(metrics)
     tracker.set_tags({"decision": result.decision})
     tracker.log_artifact(folder / RESULT_FILE)
-    values = result.history()
-    if any(v is not None for v in values):
-
-        plot = optimisation_history_plot(values, folder / TUNE_DIR / "history.png", title="Weight tuning",
-                                         ylabel="score against the seed")
+    history = result.history()
+    if any(v is not None for v in history):
+        numbers = sorted(t.number for t in result.trials)
+        chosen = numbers.index(result.best.number) if result.best is not None else None
+        plot = optimisation_history_plot(history, folder / TUNE_DIR / "history.png", title="Weight tuning",
+                                         ylabel="score against the seed", chosen=chosen)
         tracker.log_artifact(plot)
 
 
@@ -240,12 +252,18 @@ def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, se
         return run_trial(ctx, study, trial, params, base, fixed, section, seed_spec, window)
 
     def finish(outcome: TrialOutcome) -> None:
-        with tracker.trial_run(outcome.number, outcome.params):
+        tags = {"kind": "trial", "stage": TUNE_DIR, "study_name": study.study_name}
+        with tracker.trial_run(outcome.number, outcome.params, tags):
+            tracker.log_series("pair_score", outcome.intermediate)
             tracker.log_metrics({
                 "value": outcome.value, "score": outcome.value, "elo": outcome.elo,
-                "elo_ci_low": outcome.elo_ci[0], "elo_ci_high": outcome.elo_ci[1],
-                "games": 2 * outcome.pairs, "games_per_second": outcome.games_per_second,
-                "pruned": float(outcome.pruned_at is not None)}, step=outcome.number)
+                "elo_ci_low": outcome.elo_ci[0], "elo_ci_high": outcome.elo_ci[1], "pairs": outcome.pairs,
+                "games": 2 * outcome.pairs, "games_per_second": outcome.games_per_second})
+            if outcome.pruned_at is None:
+                tracker.set_tags({"state": "complete"})
+            else:  # told COMPLETE to Optuna (see pipeline.tuning.studies), stopped early all the same
+                tracker.set_tags({"state": "pruned", "pruned_at_pair": str(outcome.pruned_at)})
+                tracker.end_as("KILLED")
         if log is not None:
             state = f"pruned at pair {outcome.pruned_at}" if outcome.pruned_at is not None else "complete"
             log(f"tune trial {len(complete_trials(study))}/{n_trials} (t{outcome.slot:04d}): score "

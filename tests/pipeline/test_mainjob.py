@@ -8,7 +8,9 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +178,6 @@ def _study_counts(folder: Path, name: str) -> dict[str, int]:
 
 def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     """Everything a finished tiny run must have; returns its calibration result."""
-    from engine.profile import load_profile
     from pipeline.games.schedule import read_schedules
     from pipeline.games.storage import read_games
 
@@ -191,40 +192,102 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     assert len(set(curves.column("game_id").to_pylist())) == curves.num_rows
     assert len(set(curves.column("opening_id").to_pylist())) == 4  # every pairing on the same openings
     validation = read_games(folder.parent, f"{run_id}/calibrate/validation")
-    # each level against the product's, the two adjacent pairs, and for each adjacent pair a chain
-    # through one or two curve points (2 or 3 links each): 9 to 11 pairings of 4 openings x 2
-    assert validation.num_rows % 8 == 0 and 9 <= validation.num_rows // 8 <= 11
+    # each level against the product's, the two adjacent pairs, and each adjacent pair's chain
+    # through one or two curve points (2 or 3 links): 9 to 11 pairings, each on the 4 openings
+    pairings = Counter(zip(validation.column("player_a").to_pylist(),
+                           validation.column("player_b").to_pylist(), strict=True))
+    assert 9 <= len(pairings) <= 11 and set(pairings.values()) == {4 * 2}
+    assert len({frozenset(p) for p in pairings}) == len(pairings)  # no two players meet twice
     schedules = {s.stage: s for s in read_schedules(folder / "schedule.json")}
     assert {"tune/trials", "calibrate/curves", "calibrate/validation"} <= set(schedules)
     assert all(0 < s.busy_share <= 1.0 + 1e-6 and s.tasks >= 1 for s in schedules.values())
     assert (folder / "report" / "schedule.md").is_file()
     assert not set(validation.column("opening_id").to_pylist()) & set(curves.column("opening_id").to_pylist())
+    return _check_tracked(folder, uri)
+
+
+def _check_tracked(folder: Path, uri: str) -> dict[str, Any]:
+    """A finished tiny run's studies, MLflow runs, profile provenance and report; returns its
+    calibration result."""
+    from engine.profile import load_profile
+
+    run_id = folder.name
     assert _study_counts(folder, f"{run_id}-tune").get("COMPLETE") == 3
     assert _study_counts(folder, f"{run_id}-calibrate-easy").get("COMPLETE") == 3
-
-    runs = _mlflow_runs(uri)
-    parents = {r.info.run_name: r for r in runs if "mlflow.parentRunId" not in r.data.tags}
-    assert {f"{run_id}-tune", f"{run_id}-calibrate", run_id} <= set(parents)
-    tune_parent = parents[f"{run_id}-tune"].info.run_id
-    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == tune_parent]
-    assert len([c for c in children if c.info.status == "FINISHED"]) == 3
-    summary = parents[run_id]
-    wanted = {"elo_easy", "elo_easy_ci_low", "elo_hard_ci_high", "nodes_per_move_medium"}
-    assert wanted <= set(summary.data.metrics)
-    assert summary.data.tags["config_hash"] and summary.data.tags["bench_signature"].isdigit()
+    layout = _check_layout(uri, run_id)
+    job_run = layout["job"]
+    assert job_run.data.tags["config_hash"] and job_run.data.tags["bench_signature"].isdigit()
 
     result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
     profile = load_profile(folder / "profiles" / "english.json", "english")
-    assert profile.provenance.tracking_run_id == summary.info.run_id
+    assert profile.provenance.tracking_run_id == job_run.info.run_id
+    tune = json.loads((folder / "tune" / "result.json").read_text())
+    assert layout["chosen"]["tune"] == tune["best"]["number"]
     for name in ("easy", "medium", "hard"):
         lp = profile.provenance.levels[name]
         rec = result["levels"][name]
         assert lp.elo == round(rec["elo"], 1) and lp.measures is not None  # what the run found
         assert lp.measures.nodes_per_move == round(rec["nodes_per_move"], 1)
-        assert summary.data.metrics[f"elo_{name}"] == pytest.approx(lp.elo, abs=0.06)
+        level_run = layout["levels"][name]
+        assert level_run.data.metrics["elo"] == round(rec["elo"])  # whole Elo, as documented
+        assert level_run.data.metrics["elo_ci_low"] == round(rec["ci"][0])
+        assert level_run.data.metrics["nodes_per_move"] == round(rec["nodes_per_move"])
+        assert level_run.data.tags["player"] == rec["player"]
+        assert job_run.data.metrics[f"elo_{name}"] == round(rec["elo"])
     assert (folder / "report" / "levels.md").is_file() and (folder / "report" / "curves.png").is_file()
     _read_results(folder)
     return result
+
+
+def _check_layout(uri: str, run_id: str) -> dict[str, Any]:
+    """The job's MLflow tree, through the client: one job run with the stages as children, trials
+    and level runs under their stage, the levels table and ladder PNG on the job run."""
+    import mlflow
+
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("draughts-english")
+    assert experiment is not None
+    runs = list(client.search_runs([experiment.experiment_id], max_results=1000))
+    by_id = {r.info.run_id: r for r in runs}
+    (job_run,) = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]  # one parent run per job
+    assert job_run.info.run_name == run_id and job_run.info.status == "FINISHED"
+    assert job_run.data.tags["kind"] == "job"
+    job_id = job_run.info.run_id
+    stages = {r.info.run_name: r for r in runs if r.data.tags.get("mlflow.parentRunId") == job_id}
+    assert set(stages) == {"tune", "calibrate"}  # tiny.toml: no Texel seed, so no ladder stage
+    assert {s.data.tags["kind"] for s in stages.values()} == {"stage"}
+    stage_of = {s.info.run_id: name for name, s in stages.items()}
+    below = [r for r in runs if r.info.run_id != job_run.info.run_id and r.info.run_name not in stages]
+    assert below and all(r.data.tags["mlflow.parentRunId"] in stage_of for r in below)  # under a stage
+    trials = [r for r in below if r.data.tags["kind"] == "trial"]
+    for trial in trials:
+        state = trial.data.tags.get("state")
+        assert trial.info.status == {"pruned": "KILLED", "complete": "FINISHED", None: "FAILED"}[state]
+    counted = [t for t in trials if "state" in t.data.tags]
+    per_stage = sorted(stage_of[t.data.tags["mlflow.parentRunId"]] for t in counted)
+    assert per_stage == ["calibrate"] * 3 + ["tune"] * 3  # tiny.toml: 3 trials in each study
+    for trial in (t for t in counted if stage_of[t.data.tags["mlflow.parentRunId"]] == "tune"):
+        steps = client.get_metric_history(trial.info.run_id, "pair_score")  # Optuna's intermediate values
+        assert len(steps) == trial.data.metrics["pairs"] == len({m.step for m in steps})
+    chosen = {}
+    for name in ("tune", "calibrate"):
+        picked = [t for t in counted if t.data.tags.get("chosen") == "true"
+                  and stage_of[t.data.tags["mlflow.parentRunId"]] == name]
+        assert len(picked) == 1
+        chosen[name] = int(picked[0].data.tags["trial_number"])
+        assert stages[name].data.tags["chosen_trial"] == str(chosen[name])
+    levels = {}
+    for name in ("easy", "medium", "hard"):
+        found = client.search_runs([experiment.experiment_id], filter_string=f"tags.level = '{name}'")
+        assert sorted(r.data.tags["kind"] for r in found) == ["calibrated", "product"]
+        for r in found:
+            assert {"elo", "elo_ci_low", "elo_ci_high", "games"} <= set(r.data.metrics)
+            assert by_id[r.data.tags["mlflow.parentRunId"]].info.run_name == "calibrate"
+            assert r.data.tags["variant"] == "english"
+        levels[name] = next(r for r in found if r.data.tags["kind"] == "calibrated")
+    artifacts = {a.path for a in client.list_artifacts(job_run.info.run_id)}
+    assert {"levels_table.json", "level_ladder.png", "profile", "report"} <= artifacts
+    return {"job": job_run, "stages": stages, "levels": levels, "chosen": chosen, "client": client}
 
 
 def _read_results(folder: Path) -> None:
@@ -310,8 +373,9 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
     assert len({t.slot for t in finished}) == len(finished)
 
     runs = _mlflow_runs(uri)
-    tune_parents = [r for r in runs if r.info.run_name == f"{folder.name}-tune"]
-    assert len(tune_parents) == 1  # the resumed study reuses its parent run
+    assert len([r for r in runs if r.info.run_name == folder.name]) == 1  # the resumed job reuses its run
+    assert len([r for r in runs if r.info.run_name == "tune"]) == 1  # and its stage run
+    assert "RUNNING" not in {r.info.status for r in runs}
     from engine.profile import load_profile
 
     load_profile(folder / "profiles" / "english.json", "english")
@@ -321,14 +385,47 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_tiny_run_logs_to_a_real_mlflow_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The whole main job against `mlflow server` on localhost (http tracking URI)."""
+    """The whole tiny job against `mlflow server` on localhost (http tracking URI), read back through
+    the MLflow client: one job run with the stages as children, the three calibrated levels found by
+    their tags with Elo and CI, the levels table and level-ladder PNG on the job run, and a pruned
+    trial that is not FINISHED. The Wilcoxon pruner's p threshold is raised (0.9) so that the tiny
+    job prunes a trial (with the shipped 0.1 it plays every trial to its end)."""
     from tests.pipeline.mlflow_server import running_server
 
+    text = TINY.read_text().replace("wilcoxon_startup_steps = 2\n",
+                                    "wilcoxon_startup_steps = 2\nwilcoxon_p_threshold = 0.9\n", 1)
+    assert "wilcoxon_p_threshold = 0.9" in text
+    config = _config(tmp_path, text)
     with running_server(tmp_path / "mlflow-server") as server:
         out = tmp_path / "out"
-        code = main(["run", str(TINY), "--output", str(out), "--tracking-uri", server.uri, "--no-progress"])
+        code = main(["run", str(config), "--output", str(out), "--tracking-uri", server.uri, "--no-progress"])
         assert code == 0, capsys.readouterr()
-        _check_finished_run(next(out.iterdir()), server.uri)
+        folder = next(out.iterdir())
+        result = _check_tracked(folder, server.uri)
+        layout = _check_layout(server.uri, folder.name)
+        client, job_run = layout["client"], layout["job"]
+        experiment = job_run.info.experiment_id
+        for name in ("easy", "medium", "hard"):
+            where = f"tags.level = '{name}' and tags.kind = 'calibrated'"
+            (level,) = client.search_runs([experiment], filter_string=where)
+            rec = result["levels"][name]
+            got = [level.data.metrics[k] for k in ("elo", "elo_ci_low", "elo_ci_high")]
+            assert got == [round(rec["elo"]), round(rec["ci"][0]), round(rec["ci"][1])]
+        pruned = client.search_runs([experiment], filter_string="tags.state = 'pruned'")
+        assert pruned and {r.info.status for r in pruned} == {"KILLED"}
+        tune = json.loads((folder / "tune" / "result.json").read_text())
+        assert {int(r.data.tags["trial_number"]) for r in pruned} == {
+            t["number"] for t in tune["trials"] if t["pruned"]}
+        with tempfile.TemporaryDirectory() as where:
+            got = Path(client.download_artifacts(job_run.info.run_id, "levels_table.json", where))
+            table = json.loads(got.read_text())
+            png = Path(client.download_artifacts(job_run.info.run_id, "level_ladder.png", where)).read_bytes()
+        assert png.startswith(b"\x89PNG")
+        rows = [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
+        assert [(r["kind"], r["level"]) for r in rows] == [
+            (k, n) for k in ("calibrated", "product") for n in ("easy", "medium", "hard")]
+        wanted = [round(result["levels"][n]["elo"]) for n in ("easy", "medium", "hard")]
+        assert [r["elo"] for r in rows[:3]] == wanted
 
 
 @pytest.mark.slow
@@ -457,11 +554,11 @@ def test_silent_reuse_cases_are_refused_before_any_game(tmp_path: Path, monkeypa
     # ... or with the MLflow experiment the first run logged to
     tracker = make_tracker(enabled=True, variant="english", run_dir=first, uri=uri,
                            config_hash=config.config_hash(), bench_signature=1)
-    with tracker.start_study(f"{config.run_id}-ladder"):
+    with tracker.named_run(config.run_id):
         pass
     capsys.readouterr()  # MLflow's own lines of the set-up
     err = run("--storage", f"sqlite:///{tmp_path}/fresh.db")
-    assert f"MLflow run '{config.run_id}-ladder'" in err and f"belongs to output folder {first}" in err
+    assert f"MLflow run '{config.run_id}'" in err and f"belongs to output folder {first}" in err
     # [ray] in_process = true (tiny.toml) with an address
     assert "[ray].in_process = true plays without Ray, but --address = '127.0.0.1:9'" in run(
         "--address", "127.0.0.1:9")

@@ -10,7 +10,9 @@ import pytest
 
 from pipeline.tracking.plots import (
     LadderRow,
+    LevelBar,
     elo_ladder_plot,
+    level_ladder_plot,
     optimisation_history_plot,
     score_distribution_plot,
 )
@@ -51,6 +53,30 @@ def test_optimisation_history_plot(tmp_path: Path) -> None:
     assert _is_png(out)
     with pytest.raises(ValueError, match="finite"):
         optimisation_history_plot([None], tmp_path / "bad.png")
+
+
+def test_history_plot_marks_the_chosen_trial(tmp_path: Path) -> None:
+    values = [3.0, None, 1.0, 2.0]
+    plain = optimisation_history_plot(values, tmp_path / "plain.png").read_bytes()
+    marked = optimisation_history_plot(values, tmp_path / "marked.png", chosen=2).read_bytes()
+    assert marked != plain and _is_png(tmp_path / "marked.png")
+    with pytest.raises(ValueError, match="chosen trial index 1 has no finite value"):
+        optimisation_history_plot(values, tmp_path / "bad.png", chosen=1)
+
+
+def test_level_ladder_plot(tmp_path: Path) -> None:
+    levels = [LevelBar("easy", 1010.0, 985.0, 1037.0, product=(1020.0, 990.0, 1050.0), target=1020.0),
+              LevelBar("medium", 1440.0, 1415.0, 1467.0, product=(1500.0, 1500.0, 1500.0), target=1445.0),
+              LevelBar("hard", 1880.0, 1855.0, 1907.0)]
+    out = level_ladder_plot(levels, tmp_path / "levels.png")
+    assert _is_png(out) and plt.get_fignums() == []
+    untargeted = level_ladder_plot([LevelBar(lv.level, lv.elo, lv.ci_low, lv.ci_high, lv.product)
+                                    for lv in levels], tmp_path / "bare.png")
+    assert untargeted.read_bytes() != out.read_bytes()  # the targets are drawn
+    with pytest.raises(ValueError, match=r"hard\.target = nan"):
+        level_ladder_plot([LevelBar("hard", 1.0, 0.0, 2.0, target=float("nan"))], tmp_path / "bad.png")
+    with pytest.raises(ValueError, match="at least one level"):
+        level_ladder_plot([], tmp_path / "bad.png")
 
 
 def test_score_distribution_plot(tmp_path: Path) -> None:
