@@ -135,7 +135,8 @@ def run_trial(ctx: StageContext, study: Any, trial: Any, params: Mapping[str, An
         steps, scores = candidate_scores(table, name)
         all_scores += scores.tolist()
         pruned_at = report_pairs(trial, steps, window)
-        reported += [(s, v) for s, v in steps if pruned_at is None or s <= pruned_at]
+        told = len(steps) if pruned_at is None else [k for k, _ in steps].index(pruned_at) + 1
+        reported += steps[:told]  # what Optuna was told, in order (steps are opening ids, not ordered)
         if pruned_at is not None:
             break
     seconds = time.perf_counter() - started
