@@ -17,6 +17,7 @@ White in the first game (``game_in_pair == 0``) and Black in the second.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -122,7 +123,7 @@ def play_batch(spec: BatchSpec) -> pa.Table:
     a, b = resolve_player(spec.player_a, spec.variant), resolve_player(spec.player_b, spec.variant)
     games = [_Game(spec, index) for index in range(spec.n_games)]
     whites = [0 if game.a_color == Color.WHITE else 1 for game in games]
-    results = _runner(spec.variant, spec.player_a, spec.player_b).play_all(
+    results = _runner(spec.variant, spec.player_a, spec.player_b, threading.get_ident()).play_all(
         [parse_fen(variant, game.fen) for game in games], whites, [1 - w for w in whites],
         [game.side_seed[Color.WHITE] for game in games], [game.side_seed[Color.BLACK] for game in games],
         spec.ply_cap)
@@ -145,9 +146,10 @@ def play_batch(spec: BatchSpec) -> pa.Table:
     return games_table(rows)
 
 
-@lru_cache(maxsize=4)
-def _runner(variant: str, spec_a: str, spec_b: str) -> GameRunner:
-    """The game runner of A (player 0) and B (player 1); reused by the tasks of one process."""
+@lru_cache(maxsize=8)
+def _runner(variant: str, spec_a: str, spec_b: str, thread: int) -> GameRunner:
+    """The game runner of A (player 0) and B (player 1); reused by the tasks of one process. A runner
+    holds its search buffers, so each thread (the driver plays trials side by side) has its own."""
     players = [resolve_player(spec_a, variant).game_player, resolve_player(spec_b, variant).game_player]
     return GameRunner(get_variant(variant), players)
 
