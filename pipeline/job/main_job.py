@@ -276,10 +276,24 @@ def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> 
     return out
 
 
-def record_schedules(ctx: StageContext) -> None:
-    """Write how busy each stage kept the cluster so far (``<run folder>/schedule.json``)."""
-    if ctx.timeline is not None and ctx.timeline.tasks:
-        write_schedules(ctx.run_folder / SCHEDULE_FILE, ctx.timeline.schedules(ctx.executor.slots))
+def record_schedules(ctx: StageContext, tracker: Any = None) -> None:
+    """Write how busy each stage kept the cluster so far (``<run folder>/schedule.json``), and log
+    it on the open (job) run when a tracker is given."""
+    if ctx.timeline is None or not ctx.timeline.tasks:
+        return
+    schedules = ctx.timeline.schedules(ctx.executor.slots)
+    write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules)
+    if tracker is not None:
+        metrics: dict[str, float] = {}
+        for s in schedules:
+            stage = s.stage.replace("/", "_")
+            values = {"busy_share": s.busy_share, "mean_in_flight": s.mean_in_flight,
+                      "max_in_flight": s.max_in_flight, "tasks": s.tasks,
+                      "task_seconds_p50": s.task_seconds_p50,
+                      "small_task_share": s.small_task_share, "driver_cpu_per_task": s.driver_cpu_per_task,
+                      "driver_slot_limit": s.driver_slot_limit}
+            metrics.update({f"schedule_{k}_{stage}": float(v) for k, v in values.items() if v is not None})
+        tracker.log_metrics(metrics)
 
 
 def _say(text: str, summary: JobSummary) -> None:
@@ -360,7 +374,7 @@ def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: A
     if "export" in stages or "report" in stages:
         step("export" if "export" in active else "report",
              "the profile and the report" if "export" in active and "report" in stages else "")
-        record_schedules(ctx)  # the report shows them
+        record_schedules(ctx, tracker)  # the report and the job run show them
     if "export" in stages:
         _run_export_stage(config, ctx, tracker, signature, summary, printer)
     if "report" in stages:

@@ -33,7 +33,11 @@ Metric precision: every metric is rounded to the decimals its name documents
 - counts and 0/1 flags: ``games``, ``pairs``, ``trials``, ``sprt_pairs``, ``chosen_trial``,
   ``accepted``, ``feasible``;
 - 1 decimal: ``games_per_second``, ``pair_score`` (a colour-swapped pair's points, 0..2 in halves);
-  2 decimals: ``sprt_llr``.
+  2 decimals: ``sprt_llr``;
+- the scheduler's figures per stage, ``schedule_<quantity>_<stage>`` on the job run (stage
+  ``calibrate/curves`` as ``calibrate_curves``): ``busy_share``, ``small_task_share`` and
+  ``driver_cpu_per_task`` to 3 decimals, ``mean_in_flight`` and ``task_seconds_p50`` to 1,
+  ``max_in_flight``, ``tasks`` and ``driver_slot_limit`` whole.
 
 Level-named metrics ``<quantity>_<level>[_<stat>]`` (:func:`metric_name`, :func:`level_metrics`),
 e.g. ``elo_easy_ci_low``, give one run one column per level (a job's run-table row).
@@ -125,6 +129,10 @@ METRIC_DECIMALS: dict[str, int] = {
     "nodes_per_move": 0, "median_depth": 1,
     "games": 0, "pairs": 0, "trials": 0, "sprt_pairs": 0, "chosen_trial": 0, "accepted": 0, "feasible": 0,
     "games_per_second": 1, "pair_score": 1, "sprt_llr": 2,
+    # how busy a stage kept the cluster (pipeline.games.schedule), schedule_<quantity>_<stage>
+    "schedule_busy_share": 3, "schedule_mean_in_flight": 1, "schedule_max_in_flight": 0,
+    "schedule_tasks": 0, "schedule_task_seconds_p50": 1, "schedule_small_task_share": 3,
+    "schedule_driver_cpu_per_task": 3, "schedule_driver_slot_limit": 0,
 }
 _BY_LENGTH = sorted(METRIC_DECIMALS, key=len, reverse=True)
 

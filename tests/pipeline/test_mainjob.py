@@ -218,6 +218,8 @@ def _check_tracked(folder: Path, uri: str) -> dict[str, Any]:
     layout = _check_layout(uri, run_id)
     job_run = layout["job"]
     assert job_run.data.tags["config_hash"] and job_run.data.tags["bench_signature"].isdigit()
+    assert 0 < job_run.data.metrics["schedule_busy_share_calibrate_curves"]  # how busy the stage was
+    assert job_run.data.metrics["schedule_tasks_calibrate_curves"] >= 1
 
     result: dict[str, Any] = json.loads((folder / "calibrate" / "result.json").read_text())
     profile = load_profile(folder / "profiles" / "english.json", "english")
