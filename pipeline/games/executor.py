@@ -344,6 +344,12 @@ def _run_batches(batch_fn: BatchFn,
     return tables, node, started, time.time()
 
 
+def load_ray() -> None:
+    """Import Ray now: its import sets up its own loggers, so a caller that routes the "ray"
+    logger elsewhere does so after this."""
+    import ray  # noqa: F401
+
+
 def make_executor(
     *, in_process: bool, options: RayOptions | None = None, batch_fn: BatchFn = play_batch
 ) -> Executor:

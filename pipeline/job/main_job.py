@@ -50,7 +50,7 @@ from pipeline.config.job_sections import (
 from pipeline.config.placement import check_cluster_locations, placement
 from pipeline.config.run_config import ConfigError, RunConfig, load_config
 from pipeline.config.tracking_sections import mlflow_section, optuna_section
-from pipeline.games.executor import RayOptions, make_executor
+from pipeline.games.executor import RayOptions, load_ray, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
@@ -222,6 +222,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     resuming = (folder / "run.json").is_file()
     printer = ProgressPrinter(opts.progress)
     if folder.is_local:  # the libraries' start-up chatter goes to the run's log, not the terminal
+        if not where.in_process:
+            load_ray()  # Ray's import configures its loggers: route them after it
         log_libraries_to(folder.local_path() / JOB_LOG)
     ml = mlflow_section(config)
     uri = check_reachable(ml.tracking_uri, ml.check_timeout) if ml.enabled else None  # before any game

@@ -70,4 +70,24 @@ def log_libraries_to(path: Path) -> Path:
                 logger.removeHandler(old)
         logger.addHandler(handler)
         logger.propagate = False
+    # ray.init clears the "ray" logger's handlers, so its start-up notices reach Python's last-resort
+    # handler: send the libraries' records that end there to the file too, anything else to stderr
+    logging.lastResort = _LibraryLastResort(handler, logging.lastResort)
     return path
+
+
+class _LibraryLastResort(logging.Handler):
+    """Python's last-resort handler, with the libraries' records sent to the run's log file."""
+
+    def __init__(self, library: logging.Handler, fallback: logging.Handler | None) -> None:
+        super().__init__(logging.WARNING)
+        self.library = library
+        self.fallback: logging.Handler | None = fallback
+        if isinstance(fallback, _LibraryLastResort):  # routed twice: keep Python's own handler
+            self.fallback = fallback.fallback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.split(".")[0] in LIBRARY_LOGGERS:
+            self.library.handle(record)
+        elif self.fallback is not None:
+            self.fallback.handle(record)

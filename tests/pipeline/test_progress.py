@@ -76,12 +76,18 @@ def test_next_steps_name_the_store_the_export_and_the_profile(tmp_path: Path) ->
 def test_library_chatter_goes_to_the_log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     logger = logging.getLogger("mlflow.store.db.utils")
     saved = {n: (logging.getLogger(n).handlers[:], logging.getLogger(n).propagate) for n in ("mlflow", "ray")}
+    last_resort = logging.lastResort
     try:
         path = log_libraries_to(tmp_path / "job.log")
         logger.warning("Creating initial MLflow database tables...")
         assert "Creating initial" not in capsys.readouterr().err
         assert "Creating initial MLflow database tables" in path.read_text()
+        logging.getLogger("ray").handlers.clear()  # as ray.init leaves it
+        logging.getLogger("ray._private.x").warning("Token authentication is enabled")
+        assert "Token authentication" in path.read_text()
+        assert "Token authentication" not in capsys.readouterr().err
     finally:
+        logging.lastResort = last_resort
         for name, (handlers, propagate) in saved.items():
             target = logging.getLogger(name)
             for h in target.handlers[:]:
