@@ -38,6 +38,7 @@ class StageContext:
     deck: tuple[Opening, ...]
     progress: ProgressFn | None = None
     timeline: TaskTimeline | None = None  # every task's timing, by stage (pipeline.games.schedule)
+    on_play: Callable[[str, Sequence[Pairing]], None] | None = None  # told each stage's pairings first
 
     @property
     def run_folder(self) -> StorePath:
@@ -46,6 +47,8 @@ class StageContext:
     def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
         """Play (or read back) the games of ``pairings`` in stage folder ``stage``; the stage name
         joins the player seeds, so no two stages share them."""
+        if self.on_play is not None:
+            self.on_play(stage, pairings)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage))

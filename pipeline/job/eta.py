@@ -1,14 +1,19 @@
 """The whole job's time left: planned games, costed by what their player pairs measured.
 
 At the start of each stage the job plans every game still to come (:class:`PlannedGames`: stage
-group, player pairing, games, nominal CPU seconds per game from :mod:`pipeline.games.sizing`);
-stages whose players are not chosen yet are planned with stand-ins (the validation with the
-curves' points, Easy's trials with the product's Easy), and a study's trials and the SPRT at
-their maximum, so the estimate is an upper bound until they end. As tasks finish
-(:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured CPU seconds over its
-nominal ones correct its remaining games; a pairing not measured yet takes its stage's ratio,
-else the job's, and the estimate says it is a guess while nothing of the job has been measured.
-Seconds of CPU become wall seconds through the slots the job has kept busy so far.
+group, player pairing, games, nominal CPU seconds per game from :mod:`pipeline.games.sizing`, and
+how many tasks the group can keep in flight); stages whose players are not chosen yet are planned
+with stand-ins (the validation with curve points in the same pairings the method plays, Easy's
+trials with the product's Easy), and a study's trials and the SPRT at their maximum, so the
+estimate leans high until they end. When a stage group starts playing, its plan is replaced by the
+pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook).
+
+As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
+over its nominal ones correct its remaining games; a pairing not measured yet takes its group's
+ratio, else the job's, and the estimate says it is a guess while nothing has been measured. Task
+seconds become wall seconds per stage: a stage that has run tasks by the share of its slots it
+has kept busy, one that has not by the slots its plan can fill (a stage of one trial in flight
+does not predict the occupancy of one that fans out, nor the other way round).
 """
 
 from __future__ import annotations
@@ -28,16 +33,18 @@ class PlannedGames:
     pairing: str  # pair_key of the two specs
     games: int
     seconds_per_game: float  # nominal CPU seconds
+    width: int = 0  # most tasks the group keeps in flight (0: as many as there are slots)
 
     @property
     def nominal(self) -> float:
         return self.games * self.seconds_per_game
 
 
-def planned(stage: str, variant: str, player_a: str, player_b: str, games: int, ply_cap: int) -> PlannedGames:
+def planned(stage: str, variant: str, player_a: str, player_b: str, games: int, ply_cap: int,
+            width: int = 0) -> PlannedGames:
     """The plan of ``games`` between two player specs in stage folder ``stage``."""
     return PlannedGames(stage_group(stage), pair_key(player_a, player_b), games,
-                        pair_game_seconds(variant, player_a, player_b, ply_cap))
+                        pair_game_seconds(variant, player_a, player_b, ply_cap), width)
 
 
 @dataclass(frozen=True)
@@ -71,42 +78,76 @@ class JobClock:
         for w in items:
             self.plan.setdefault(w.group, []).append(w)
 
+    def planned_group(self, stage: str) -> bool:
+        """Whether ``stage`` is a stage group with games planned (its own ETA can be costed)."""
+        return stage == stage_group(stage) and bool(self.plan.get(stage))
+
     def finish(self, prefix: str) -> None:
         """A stage ended: nothing more is to come in the groups under ``prefix``."""
         for g in list(self.plan):
             if g == prefix or g.startswith(prefix + "/"):
                 self.plan[g] = []
 
-    def estimate(self, now: float) -> Eta:
-        """The time left at wall time ``now`` (seconds since the epoch)."""
+    def estimate(self, now: float, group: str | None = None) -> Eta:
+        """The time left at wall time ``now`` (seconds since the epoch): the job's, or one stage
+        group's."""
         tasks = {g: [t for t, _ in rows] for g, rows in self.timeline.tasks.items()}
         every = [t for rows in tasks.values() for t in rows]
         overall = _ratio(every)
-        cpu = 0.0
-        for group, plans in self.plan.items():
-            done = tasks.get(group, [])
-            by_key: dict[str, list[TaskTiming]] = {}
-            for t in done:
-                by_key.setdefault(t.pairing, []).append(t)
-            planned_keys = {p.pairing for p in plans}
-            unmatched = sum(t.estimated for t in done if t.pairing not in planned_keys)
-            open_plans = [p for p in plans if p.pairing not in by_key]
-            open_total = sum(p.nominal for p in open_plans)
-            group_ratio = _ratio(done) or overall or 1.0
-            for p in plans:
-                if p.pairing in by_key:
-                    left = max(0.0, p.nominal - sum(t.estimated for t in by_key[p.pairing]))
-                    ratio = _ratio(by_key[p.pairing]) or group_ratio
-                else:
-                    share = p.nominal / open_total if open_total > 0 else 0.0
-                    left = max(0.0, p.nominal - unmatched * share)
-                    ratio = group_ratio
-                cpu += left * ratio
-        busy = sum(t.seconds for t in every)
-        first = min((t.started for t in every), default=None)
+        cpu_by_stage: dict[str, float] = {}
+        plans_by_stage: dict[str, list[PlannedGames]] = {}
+        for name, plans in self.plan.items():
+            if plans and group in (None, name):
+                stage = _stage_of(name)
+                left = _group_seconds(plans, tasks.get(name, []), overall)
+                cpu_by_stage[stage] = cpu_by_stage.get(stage, 0.0) + left
+                plans_by_stage.setdefault(stage, []).extend(plans)
+        wall = 0.0
+        for stage, cpu in cpu_by_stage.items():
+            done = [t for g, rows in tasks.items() if _stage_of(g) == stage for t in rows]
+            wall += cpu / (self.slots * self._occupancy(done, _width(plans_by_stage[stage]), now))
+        return Eta(wall, guess=overall is None)
+
+    def _occupancy(self, done: Sequence[TaskTiming], width: int, now: float) -> float:
+        """The share of the slots a stage keeps busy: measured once it has run for a while, else
+        what its plan's width allows."""
+        first = min((t.started for t in done), default=None)
         span = now - first if first is not None else 0.0
-        parallel = self.slots * min(1.0, max(0.1, busy / (self.slots * span))) if span > 1.0 else self.slots
-        return Eta(cpu / parallel, guess=overall is None)
+        if span > 1.0:
+            return min(1.0, max(0.1, sum(t.seconds for t in done) / (self.slots * span)))
+        return 1.0 if width == 0 else min(1.0, width / self.slots)
+
+
+def _stage_of(group: str) -> str:
+    return group.split("/", 1)[0]
+
+
+def _width(plans: Sequence[PlannedGames]) -> int:
+    """Most tasks a stage's groups keep in flight side by side (0: no limit but the slots)."""
+    widths = {p.group: p.width for p in plans}
+    return 0 if 0 in widths.values() else sum(widths.values())
+
+
+def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming], overall: float | None) -> float:
+    """Task seconds left of one group's plan, its measured pairings corrected by their own ratio."""
+    by_key: dict[str, list[TaskTiming]] = {}
+    for t in done:
+        by_key.setdefault(t.pairing, []).append(t)
+    planned_keys = {p.pairing for p in plans}
+    unmatched = sum(t.estimated for t in done if t.pairing not in planned_keys)
+    open_total = sum(p.nominal for p in plans if p.pairing not in by_key)
+    group_ratio = _ratio(done) or overall or 1.0
+    cpu = 0.0
+    for p in plans:
+        if p.pairing in by_key:
+            left = max(0.0, p.nominal - sum(t.estimated for t in by_key[p.pairing]))
+            ratio = _ratio(by_key[p.pairing]) or group_ratio
+        else:
+            share = p.nominal / open_total if open_total > 0 else 0.0
+            left = max(0.0, p.nominal - unmatched * share)
+            ratio = group_ratio
+        cpu += left * ratio
+    return cpu
 
 
 def _ratio(tasks: Sequence[TaskTiming]) -> float | None:

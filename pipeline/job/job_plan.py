@@ -6,25 +6,42 @@ where they are chosen later (:mod:`pipeline.job.eta` explains how the estimate t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 
-from pipeline.calibration.method import CAL_DIR, curve_pairings, curve_players
+from pipeline.calibration.method import BRIDGE_STEPS, CAL_DIR, curve_pairings, curve_players
 from pipeline.calibration.product import product_levels
 from pipeline.config.job_sections import CalibrateSection, TuneSection
+from pipeline.games.pairings import Pairing
 from pipeline.job.eta import PlannedGames, planned
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
+#: stage groups played in one call: the pairings they start with are all their games
+EXACT_GROUPS = (f"{CAL_DIR}/curves", f"{CAL_DIR}/validation")
+
+
+def exact_plan(stage: str, variant: str, pairings: Sequence[Pairing],
+               ply_cap: int) -> list[PlannedGames] | None:
+    """The plan of a stage group of :data:`EXACT_GROUPS` from the pairings it is about to play."""
+    if stage not in EXACT_GROUPS:
+        return None
+    return [planned(stage, variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap) for p in pairings]
+
 
 def tune_plan(variant: str, weights: Mapping[str, float], section: TuneSection, trials_left: int,
-              ply_cap: int) -> list[PlannedGames]:
-    """Every trial playing all its pairs, and the SPRT to its cap (an upper bound)."""
+              ply_cap: int, in_flight: int, batch_size: int) -> list[PlannedGames]:
+    """Every trial playing all its pairs, and the SPRT to its cap (an upper bound); ``in_flight``
+    trials at once, each step's batches side by side."""
     seed = tuning_spec(variant, SEED_NAME, weights, section)
     candidate = tuning_spec(variant, "t0000", weights, section)
     out = []
     if trials_left > 0:
         games = 2 * section.pairs * trials_left
-        out.append(planned(f"{TUNE_DIR}/trial-0000", variant, candidate, seed, games, ply_cap))
-    out.append(planned(f"{TUNE_DIR}/confirm", variant, candidate, seed, 2 * section.sprt_max_pairs, ply_cap))
+        width = in_flight * -(-min(section.step_pairs, section.pairs) // batch_size)
+        out.append(planned(f"{TUNE_DIR}/trial-0000", variant, candidate, seed, games, ply_cap, width))
+    sprt_width = -(-section.sprt_step_pairs // batch_size)
+    out.append(planned(f"{TUNE_DIR}/confirm", variant, candidate, seed, 2 * section.sprt_max_pairs, ply_cap,
+                       sprt_width))
     return out
 
 
@@ -38,15 +55,33 @@ def calibrate_plan(variant: str, weights: Mapping[str, float], section: Calibrat
     easy = product.spec("easy")
     out.append(planned(f"{CAL_DIR}/easy/trial-000", variant, easy, easy,
                        2 * min(section.easy_openings, section.openings) * section.easy_trials, ply_cap))
-    hard, medium = curves.hard, curves.medium
-    mid_hard, mid_medium = hard[len(hard) // 2], medium[len(medium) // 2]
-    top = medium[-2] if len(medium) > 1 else medium[-1]  # 4 plies without noise
-    pairs = [(easy, product.spec("easy")), (top.spec, product.spec("medium")),
-             (hard[-1].spec, product.spec("hard")),
-             (top.spec, easy), (hard[-1].spec, top.spec),
-             (mid_medium.spec, easy), (top.spec, mid_medium.spec),  # Easy-Medium chain
-             (hard[0].spec, top.spec), (mid_hard.spec, hard[0].spec), (hard[-1].spec, mid_hard.spec),
-             (mid_hard.spec, product.spec("medium")), (mid_hard.spec, product.spec("medium"))]  # dial checks
-    out += [planned(f"{CAL_DIR}/validation", variant, a, b, 2 * section.validation_openings, ply_cap)
-            for a, b in pairs]
+    out += [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
+            for p in validation_stand_ins(variant, weights, section)]
     return out
+
+
+def validation_stand_ins(variant: str, weights: Mapping[str, float],
+                         section: CalibrateSection) -> list[Pairing]:
+    """The validation's pairings as the method builds them, with curve points standing in for the
+    levels and bridge points it chooses after the curves: the product's Easy for Easy, 4 plies
+    without noise for Medium, the largest budget for Hard, evenly spaced curve points for the
+    bridges and the dial's spot checks."""
+    product = product_levels(variant)
+    curves = curve_players(variant, weights, section)
+    hard, medium = curves.hard, curves.medium
+    easy = product.spec("easy")
+    mid = medium[-2] if len(medium) > 1 else medium[-1]  # 4 plies without noise
+    level = {"easy": easy, "medium": mid.spec, "hard": hard[-1].spec}
+    weaker = [p.spec for p in medium[:-2]] or [mid.spec]  # the noisier points, weakest first
+    links = [(level[n], product.spec(n)) for n in ("easy", "medium", "hard")]
+    links += [(level["medium"], easy), (level["hard"], level["medium"])]
+    interior = max(0, section.dial - 2)
+    checks = (medium[0].spec, hard[len(hard) // 2].spec)[:min(2, interior)]
+    links += [(spec, product.spec("medium")) for spec in checks]
+    upper = [medium[-1].spec, *(p.spec for p in hard[:-1])]  # 5 plies, then the budgets, weakest first
+    for low, high, path in ((easy, level["medium"], weaker), (level["medium"], level["hard"], upper)):
+        steps = [path[min(len(path) - 1, (k * len(path)) // BRIDGE_STEPS)] for k in range(1, BRIDGE_STEPS)]
+        chain = [low, *dict.fromkeys(steps), high]
+        links += [(b, a) for a, b in itertools.pairwise(chain)]
+    n = section.validation_openings
+    return [Pairing(a, b, n) for a, b in dict.fromkeys(links)]

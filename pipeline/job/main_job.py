@@ -34,8 +34,8 @@ from __future__ import annotations
 import posixpath
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.variants import get_variant
@@ -52,6 +52,7 @@ from pipeline.config.run_config import ConfigError, RunConfig, load_config
 from pipeline.config.tracking_sections import mlflow_section, optuna_section
 from pipeline.games.executor import RayOptions, load_ray, make_executor
 from pipeline.games.openings import load_deck
+from pipeline.games.pairings import Pairing
 from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.stage import StageContext, read_result
@@ -60,7 +61,7 @@ from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
-from pipeline.job.job_plan import calibrate_plan, tune_plan
+from pipeline.job.job_plan import calibrate_plan, exact_plan, tune_plan
 from pipeline.job.level_runs import (
     LevelResult,
     calibration_results,
@@ -251,8 +252,15 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     timeline = TaskTimeline()
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
                        j.batch_size, j.ply_cap, deck, printer, timeline)
-    printer.clock = JobClock(timeline, executor.slots)
-    printer.clock.replan(_job_plan(config, ctx, stages))
+    clock = printer.clock = JobClock(timeline, executor.slots)
+    clock.replan(_job_plan(config, ctx, stages))
+
+    def on_play(stage: str, pairings: Sequence[Pairing]) -> None:
+        exact = exact_plan(stage, variant, pairings, ctx.ply_cap)
+        if exact is not None:
+            clock.replan(exact, [stage])
+
+    ctx = replace(ctx, on_play=on_play)
     try:
         if resuming:
             replay_damaged(folder, executor, lambda text: _say(text, summary))
@@ -270,8 +278,10 @@ def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> 
     j, out = job(config), []
     tune = tune_section(config)
     if "tune" in stages and tune is not None and read_result(ctx.run_folder / "tune" / "result.json") is None:
-        trials = optuna_section(config).n_trials
-        out += tune_plan(ctx.variant, seed_weights(ctx.variant, j.seed_profile), tune, trials, ctx.ply_cap)
+        opt = optuna_section(config)
+        weights = seed_weights(ctx.variant, j.seed_profile)
+        out += tune_plan(ctx.variant, weights, tune, opt.n_trials, ctx.ply_cap,
+                         opt.trials_in_flight or opt.parallel_trials, ctx.batch_size)
     if "calibrate" in stages and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
         out += calibrate_plan(ctx.variant, tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile),
                               calibrate_section(config), ctx.ply_cap)

@@ -2,7 +2,9 @@
 
 Progress goes to stderr (the final summary to stdout): one rewritten line on a terminal, a line
 every few seconds otherwise. Each progress line ends with the whole job's time left when a
-:class:`~pipeline.job.eta.JobClock` is attached. The libraries' own start-up chatter (MLflow's
+:class:`~pipeline.job.eta.JobClock` is attached, and a stage group the clock has planned (the
+curves, the validation) gets its own ETA from it, costed by player pair, not from its games/s
+so far (its pairings differ in cost by orders of magnitude). The libraries' own start-up chatter (MLflow's
 database set-up, Ray's notices) goes to the run's log file instead (:func:`log_libraries_to`).
 """
 
@@ -39,6 +41,8 @@ class ProgressPrinter:
             return
         self._last = now
         eta = "-" if p.eta_seconds is None else f"{p.eta_seconds:.0f}s"
+        if self.clock is not None and not final and self.clock.planned_group(p.stage):
+            eta = f"{self.clock.estimate(time.time(), p.stage).seconds:.0f}s"  # costed by player pair
         text = (f"[{p.stage}] {p.games_done}/{p.games_total} games, {p.games_per_second:.1f} games/s, "
                 f"stage ETA {eta}")
         if self.clock is not None:

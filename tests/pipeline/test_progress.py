@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from engine.features import default_weights
+from engine.variants import get_variant
+from pipeline.calibration.product import product_levels
+from pipeline.config.job_sections import calibrate_section
+from pipeline.config.run_config import load_config
+from pipeline.games.pairings import Pairing, Progress
 from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.storage_fs import store_path
 from pipeline.job.eta import Eta, JobClock, PlannedGames
+from pipeline.job.job_plan import calibrate_plan, exact_plan, validation_stand_ins
 from pipeline.job.main_job import JobSummary, next_steps
 from pipeline.job.progress import ProgressPrinter, log_libraries_to
 
@@ -46,6 +54,66 @@ def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
     clock.replan([PlannedGames("calibrate/validation", "standin", 10, 2.0)])  # 20 nominal s
     timeline.add("calibrate/validation", _task(0.0, 5.0, 5.0, "chosen"))  # the real players: 5 done
     assert clock.estimate(now=5.0).seconds == pytest.approx(15.0)
+
+
+def test_a_stage_is_costed_by_its_own_occupancy_not_the_previous_stages() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=2)
+    clock.replan([PlannedGames("tune/trials", "t", 10, 1.0, width=1),
+                  PlannedGames("calibrate/curves", "ab", 10, 4.0)])
+    timeline.add("tune/trials", _task(0.0, 5.0, 5.0, "t"))  # one trial in flight: half the slots busy
+    eta = clock.estimate(now=5.0)
+    # tune: 5 nominal s left at ratio 1 on a measured half of 2 slots (5 s); calibrate: 40 s on both (20 s)
+    assert eta.seconds == pytest.approx(25.0)
+
+
+def test_a_stage_not_started_fills_only_the_slots_its_width_allows() -> None:
+    clock = JobClock(TaskTimeline(), slots=8)
+    clock.replan([PlannedGames("tune/trials", "t", 10, 4.0, width=2)])  # 40 s, two tasks at once
+    assert clock.estimate(now=0.0).seconds == pytest.approx(20.0)
+    clock.replan([PlannedGames("tune/confirm", "s", 10, 4.0, width=2)])  # side by side: 4 at once
+    assert clock.estimate(now=0.0).seconds == pytest.approx(20.0)
+
+
+def test_a_stage_group_starting_its_games_replaces_its_stand_ins() -> None:
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
+    section = calibrate_section(config)
+    weights = default_weights(get_variant("english"))
+    plan = calibrate_plan("english", weights, section, 200)
+    clock = JobClock(TaskTimeline(), slots=1)
+    clock.replan(plan)
+    product = product_levels("english")
+    chosen = [Pairing(product.spec("medium"), product.spec("easy"), 4)]
+    exact = exact_plan("calibrate/validation", "english", chosen, 200)
+    assert exact is not None and [p.games for p in exact] == [8]
+    clock.replan(exact, ["calibrate/validation"])
+    assert [p.pairing for p in clock.plan["calibrate/validation"]] == [exact[0].pairing]
+    assert exact_plan("tune/confirm", "english", chosen, 200) is None  # played step by step
+
+
+def test_the_validation_stand_ins_follow_the_methods_pairings() -> None:
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
+    section = calibrate_section(config)
+    weights = default_weights(get_variant("english"))
+    product = product_levels("english")
+    plain = validation_stand_ins("english", weights, replace(section, dial=0))
+    links = {(p.a_spec, p.b_spec) for p in plain}
+    assert len(links) == len(plain)  # a shared link is played once
+    # the three product links, Medium-Easy, Hard-Medium and two chains of three links each
+    assert len(plain) == 3 + 2 + 6
+    assert sum(p.b_spec == product.spec("medium") for p in plain) == 1  # no dial checks
+    dialled = validation_stand_ins("english", weights, replace(section, dial=5))
+    assert sum(p.b_spec == product.spec("medium") for p in dialled) == 3  # and two spot checks
+    assert {p.pairs for p in plain} == {section.validation_openings}
+
+
+def test_a_planned_stage_groups_eta_is_costed_by_its_pairings(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = JobClock(TaskTimeline(), slots=1)
+    clock.replan([PlannedGames("calibrate/validation", "cheap", 90, 0.01),
+                  PlannedGames("calibrate/validation", "dear", 10, 30.0)])  # 300.9 nominal s
+    printer = ProgressPrinter(True, clock=clock)
+    printer(Progress("calibrate/validation", 90, 100, 9.0, 1.1))  # games/s says 1 s left
+    assert "stage ETA 301s; job ETA ~5m01s (guess)" in capsys.readouterr().err
 
 
 def test_eta_text() -> None:
