@@ -77,12 +77,18 @@ class LevelCheckSettings:
             value = getattr(self, name)
             if value < low:
                 raise LevelCheckError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
+        if self.seed > MAX_SEED:
+            raise LevelCheckError(f"--seed must be <= {MAX_SEED} (seeds are stored as int64), "
+                                  f"got {self.seed}")
         if self.batch_size % 2:
             raise LevelCheckError(f"--batch-size must be even (whole pairs), got {self.batch_size}")
         if self.deck_part not in DECK_PARTS:
             raise LevelCheckError(
                 f"--deck-part must be one of {', '.join(DECK_PARTS)}, got {self.deck_part!r}"
             )
+
+
+MAX_SEED = 2**63 - 1  # the game records' seed columns are int64
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,8 @@ class RunSection:
         None, doc="explicit run id (default: <name>-<first 12 hex of the config hash>)", check=identifier,
         hashed=False,
     )
-    seed: int = setting(0, doc="master seed; every batch and game seed derives from it", check=at_least(0))
+    seed: int = setting(0, doc="master seed; every batch and game seed derives from it",
+                        check=between(0, 2**63 - 1))
     output_root: str = setting("runs", doc="folder holding <run_id>/ result folders", check=non_empty,
                                hashed=False)
 

@@ -9,9 +9,9 @@ stream), both colours; two pairings with the same stream play the same openings 
 order, which is what paired comparisons across trials want (and the Wilcoxon pruner's steps).
 
 Player seeds derive from the game: (run seed, pairing index, pair number, colour), never from
-batch ids or sizes (``pipeline.games.match.game_seeds``). With ``stage_seeds`` (every stage of
-the main job) a hash of the stage name joins the seeds, making stages independent by
-construction; without it (levelcheck) the seeds are the game's alone.
+batch ids or sizes (``pipeline.games.match.game_seeds``). With ``stage_seeds`` (the main job's
+stages, the reference ladder and levelcheck all pass it) a hash of the stage name joins the
+seeds, making stages independent by construction; without it the seeds are the game's alone.
 
 Each stage has its own folder ``<output_root>/<run_id>/<stage>/games/variant=<v>/batch-*.parquet``
 (``storage`` with ``run_id/stage`` as the run), written atomically batch by batch; a resumed

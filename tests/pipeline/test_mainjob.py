@@ -64,6 +64,7 @@ def test_shipped_job_configs_are_valid() -> None:
          "calibrate.medium_noise = [10, 100]: give at least two noise "
          "values, strictly increasing from 0"),
         ("calibrate", "dial", 2, "calibrate.dial = 2: must be 0 or in [3, 50]"),
+        ("run", "seed", 2**63, "run.seed = 9223372036854775808: must be in [0, 9223372036854775807]"),
         ("tune", "weights", "advance=0:10", "tune.weights = 'advance=0:10': expected a table of feature"),
     ],
 )
