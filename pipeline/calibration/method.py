@@ -10,13 +10,22 @@ One run per variant (docs/calibration.md):
    and their neighbours; the product's Easy, Medium and Hard play each other.
 3. **Easy.** Optuna chooses Easy's weakening mix at <= 2 plies: each trial plays the product's
    Easy; the objective is the trial's blunder rate, the constraint its strength (within
-   ``claims.EASY_TOLERANCE`` of the product's Easy).
+   ``claims.EASY_TOLERANCE`` of the product's Easy). The chosen mix is then scaled along one
+   axis (its noise, random-move rate and temperature times :data:`EASY_SCALES`), each point
+   playing the product's Easy and its neighbour: Easy's strength is read off that curve, not
+   off one trial's noisy estimate (picking within a narrow window among noisy trials favours
+   those whose estimate erred).
 4. **Choice.** One pooled score-based fit of every game so far (the product's Medium held at
-   1500): Hard is the point at the product's budget; Easy the best feasible trial; Medium the
-   inversion of its curve at the midpoint of Easy and Hard.
+   1500): Hard is the point at the product's budget; Easy the inversion of its axis at the
+   product's Easy; Medium the inversion of its curve at the midpoint of Easy and Hard.
 5. **Validation.** The three chosen levels play the product's levels and each other on the
    validation openings; their claims (:mod:`pipeline.calibration.claims`) are judged on those
    games alone. The exported Elo comes from one fit of every game of the run.
+
+A pairing of two cheap players of which one is noisy (:func:`with_repeats`) plays each of its
+openings :data:`NOISY_REPEATS` times: its games cost next to nothing and every repeat is a new
+game, so Easy's and Medium's estimates get the precision their claims ask for at no cost in
+openings. The bootstrap still resamples whole openings.
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ from pipeline.calibration.tactics_set import TacticalPosition, load_tactics
 from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
+from pipeline.games.players import resolve_player
+from pipeline.games.sizing import nodes_per_move
 from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
 from pipeline.games.storage_fs import StorePath
 from pipeline.ratings.blunders import blunder_rate, move_texts
@@ -68,6 +79,10 @@ _DECK_TAG = 0x63616C69  # "cali": the opening split's stream
 _STREAM = 0  # every pairing of a stage plays the same openings
 STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EASY_TOLERANCE
 BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
+NOISY_REPEATS = 4  # pairs per opening of a pairing of cheap players of which one is noisy
+CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player
+EASY_SCALES = (0.4, 0.7, 1.0, 1.3, 1.6)  # Easy's axis: the chosen mix's weakening times these
+MAX_RANDOM_MOVE = 0.9  # the axis never makes Easy a random mover
 DEPTH_POSITIONS = 60  # middlegame positions the median depth is measured on
 _MIDDLEGAME_PLIES = (16, 24, 32)
 
@@ -132,6 +147,44 @@ def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[P
     return out
 
 
+def with_repeats(variant: str, pairings: Sequence[Pairing]) -> list[Pairing]:
+    """``pairings`` with each opening played :data:`NOISY_REPEATS` times where both players are
+    cheap and one is noisy (new games on every repeat); the others as they are."""
+    return [replace(p, pairs=p.pairs * NOISY_REPEATS) if _cheap_and_noisy(variant, p) else p
+            for p in pairings]
+
+
+def _cheap_and_noisy(variant: str, pairing: Pairing) -> bool:
+    players = [resolve_player(spec, variant).game_player for spec in (pairing.a_spec, pairing.b_spec)]
+    noisy = any(w.noise_sigma > 0 or w.random_move_prob > 0 or w.temperature > 0
+                for w in (g.weakening for g in players))
+    return noisy and all(nodes_per_move(g) <= CHEAP_NODES for g in players)
+
+
+def scaled_mix(mix: Mapping[str, Any], scale: float) -> dict[str, Any]:
+    """Easy's weakening ``mix`` with its noise, random-move rate and temperature times ``scale``."""
+    out = dict(mix)
+    for knob in ("noise_sigma", "temperature"):
+        out[knob] = float(mix.get(knob, 0.0)) * scale
+    out["random_move_prob"] = min(MAX_RANDOM_MOVE, float(mix.get("random_move_prob", 0.0)) * scale)
+    return out
+
+
+def easy_axis(variant: str, weights: Mapping[str, float], mix: Mapping[str, Any]) -> tuple[PathPlayer, ...]:
+    """The points of Easy's axis: ``mix`` scaled by each of :data:`EASY_SCALES`."""
+    return tuple(easy_player(variant, weights, scaled_mix(mix, s), f"easy-s{s:.2f}") for s in EASY_SCALES)
+
+
+def easy_axis_pairings(product: ProductLevels, axis: Sequence[PathPlayer], pairs: int) -> list[Pairing]:
+    """Every axis point against the product's Easy and against its neighbour."""
+    out = []
+    for i, player in enumerate(axis):
+        out.append(Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM))
+        if i:
+            out.append(Pairing(player.spec, axis[i - 1].spec, pairs, stream=_STREAM))
+    return out
+
+
 def _interval(fit: ScaleFit, coefficients: Mapping[str, float]) -> tuple[float, float, float]:
     """A linear combination of ratings: point estimate and percentile bootstrap CI."""
     weights = np.zeros(len(fit.players))
@@ -163,10 +216,8 @@ def _easy_trial(
 ) -> EasyTrial:
     slot = trial_slot(study, trial)
     player = easy_player(ctx.variant, weights, dict(params), f"easy-t{slot:03d}")
-    table = ctx.play(
-        f"{CAL_DIR}/easy/trial-{slot:03d}",
-        [Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM)],
-    )
+    table = ctx.play(f"{CAL_DIR}/easy/trial-{slot:03d}",
+                     easy_trial_pairings(ctx.variant, player, product, pairs))
     scores = [r["result_a"] for r in table.select(["result_a"]).to_pylist()]
     score = float(np.mean(scores))
     clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
@@ -182,6 +233,12 @@ def _easy_trial(
         constraints={STRENGTH_CONSTRAINT: constraint},
     )
     return EasyTrial(slot, player.name, dict(params), gap, score, rate, table.num_rows, constraint <= 0)
+
+
+def easy_trial_pairings(variant: str, player: PathPlayer, product: ProductLevels,
+                        pairs: int) -> list[Pairing]:
+    """What an Easy trial plays: the product's Easy on ``pairs`` openings (repeated, both noisy)."""
+    return with_repeats(variant, [Pairing(player.spec, product.spec("easy"), pairs, stream=_STREAM)])
 
 
 def run_easy_study(
@@ -324,8 +381,8 @@ def run_calibration(
     )
     say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
-        curves_played = pool.submit(curve_ctx.play, f"{CAL_DIR}/curves",
-                                    curve_pairings(product, curves, len(split.curve)))
+        curve_games_plan = with_repeats(ctx.variant, curve_pairings(product, curves, len(split.curve)))
+        curves_played = pool.submit(curve_ctx.play, f"{CAL_DIR}/curves", curve_games_plan)
         trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker, window,
                                 in_flight)
         curve_games = curves_played.result()
@@ -333,26 +390,26 @@ def run_calibration(
     easy_tables = [
         reader.play(
             f"{CAL_DIR}/easy/trial-{t.slot:03d}",
-            [
-                Pairing(
-                    easy_player(ctx.variant, weights, t.params, t.player).spec,
-                    product.spec("easy"),
-                    min(section.easy_openings, section.openings),
-                    stream=_STREAM,
-                )
-            ],
+            easy_trial_pairings(ctx.variant, easy_player(ctx.variant, weights, t.params, t.player), product,
+                                min(section.easy_openings, section.openings)),
         )
         for t in trials
     ]
-    choice_games = pa.concat_tables([curve_games, *easy_tables])
-    fit = _fit(choice_games, product, section, ctx.run_seed)
     easy = choose_easy(trials)
     _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
-    easy_level = easy_player(ctx.variant, weights, easy.params, easy.player)
+    axis = easy_axis(ctx.variant, weights, easy.params)
+    say(f"calibrate: Easy's axis, {easy.player}'s weakening times {', '.join(f'{x:g}' for x in EASY_SCALES)}")
+    axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
+    axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
+    choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
+    fit = _fit(choice_games, product, section, ctx.run_seed)
+    easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,
+                                                        _elo(fit, product.player("easy")))
     hard = curves.hard[-1]
-    target = (_elo(fit, easy.player) + _elo(fit, hard.name)) / 2.0
+    target = (easy_elo + _elo(fit, hard.name)) / 2.0
     medium, medium_note = _choose_medium(ctx.variant, weights, curves, fit, target)
-    say(f"calibrate: chose easy {easy.player}, medium {medium.name} (target {target:.0f}), hard {hard.name}")
+    say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {medium.name} (target {target:.0f}), "
+        f"hard {hard.name}")
     dial = _plan_dial(ctx.variant, weights, section, curves, fit, easy_level, hard)
     checked = [(lv, player) for lv, player in dial if lv.index in spot_checked([d for d, _ in dial])]
 
@@ -365,7 +422,7 @@ def run_calibration(
         Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
     ]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
-    elos = {"easy": _elo(fit, easy.player), "medium": target, "hard": _elo(fit, hard.name)}
+    elos = {"easy": easy_elo, "medium": target, "hard": _elo(fit, hard.name)}
     met = {frozenset((p.a_spec, p.b_spec)) for p in pairings}
     for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
         for weak, strong in itertools.pairwise(chain):
@@ -373,7 +430,7 @@ def run_calibration(
                 met.add(frozenset((weak.spec, strong.spec)))
                 pairings.append(Pairing(strong.spec, weak.spec, n_val, stream=_STREAM))
     say(f"calibrate: validation on {n_val} fresh openings")
-    validation = val_ctx.play(f"{CAL_DIR}/validation", pairings)
+    validation = val_ctx.play(f"{CAL_DIR}/validation", with_repeats(ctx.variant, pairings))
     vfit = _fit(validation, product, section, ctx.run_seed + 1)
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     groups = measured_groups(validation)
@@ -451,6 +508,8 @@ def run_calibration(
                 [p.name for p in curves.medium[:-1]],
                 "-noise_sigma",
             ),
+            "easy": {**_curve_json(pooled, [-x for x in EASY_SCALES], [p.name for p in axis],
+                                   f"-scale of {easy.player}'s weakening"), "note": easy_note},
         },
         openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused),
                   "validation_games": validation.num_rows,
@@ -532,6 +591,23 @@ def _plan_dial(variant: str, weights: Mapping[str, float], section: CalibrateSec
 
     return plan_dial(section.dial, variant, weights, {"easy": end(easy), "hard": end(hard)}, medium_curve,
                      hard_curve)
+
+
+def _choose_easy_level(
+    variant: str, weights: Mapping[str, float], easy: EasyTrial, axis: Sequence[PathPlayer], fit: ScaleFit,
+    target: float,
+) -> tuple[PathPlayer, float, str]:
+    """Easy at ``target`` (the product's Easy): the chosen mix scaled where its axis reaches it,
+    or the axis end nearest to it; with the Elo the choice fit gives it and a note saying which."""
+    curve = fit_curve([-x for x in EASY_SCALES], fit, [p.name for p in axis], increasing=True)
+    knob = curve.invert(target)
+    scale = -float(knob.value)
+    player = easy_player(variant, weights, scaled_mix(easy.params, scale), f"easy-s{scale:.3f}")
+    if knob.clamped:
+        note = f"the axis does not reach the product's Easy ({target:.0f}); its nearest end, scale {scale:g}"
+    else:
+        note = f"axis of {easy.player} inverted at {target:.0f}: scale {scale:.3f}"
+    return player, curve.at(float(knob.value)).value, note
 
 
 def _choose_medium(

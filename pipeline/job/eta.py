@@ -10,7 +10,9 @@ pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play``
 
 As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
 over its nominal ones correct its remaining games; a pairing not measured yet takes its group's
-ratio, else the job's, and the estimate says it is a guess while nothing has been measured. Task
+ratio pooled with the job's, each weighed by the nominal work it rests on (the group's measured
+tasks against the group's unmeasured plan), and the estimate says it is a guess while nothing
+has been measured. Task
 seconds become wall seconds per stage: a stage that has run tasks by the share of its slots it
 has kept busy, one that has not by the slots its plan can fill (a stage of one trial in flight
 does not predict the occupancy of one that fans out, nor the other way round).
@@ -99,7 +101,9 @@ class JobClock:
         for name, plans in self.plan.items():
             if plans and group in (None, name):
                 stage = _stage_of(name)
-                left = _group_seconds(plans, tasks.get(name, []), overall)
+                mine = tasks.get(name, [])
+                others = _ratio([t for g, rows in tasks.items() if g != name for t in rows])
+                left = _group_seconds(plans, mine, others or 1.0)
                 cpu_by_stage[stage] = cpu_by_stage.get(stage, 0.0) + left
                 plans_by_stage.setdefault(stage, []).extend(plans)
         wall = 0.0
@@ -128,24 +132,31 @@ def _width(plans: Sequence[PlannedGames]) -> int:
     return 0 if 0 in widths.values() else sum(widths.values())
 
 
-def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming], overall: float | None) -> float:
-    """Task seconds left of one group's plan, its measured pairings corrected by their own ratio."""
+def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming], prior: float) -> float:
+    """Task seconds left of one group's plan, its measured pairings corrected by their own ratio;
+    ``prior``: the ratio the rest of the job measured (1 before anything has)."""
     by_key: dict[str, list[TaskTiming]] = {}
     for t in done:
         by_key.setdefault(t.pairing, []).append(t)
     planned_keys = {p.pairing for p in plans}
     unmatched = sum(t.estimated for t in done if t.pairing not in planned_keys)
     open_total = sum(p.nominal for p in plans if p.pairing not in by_key)
-    group_ratio = _ratio(done) or overall or 1.0
+    # an unmeasured pairing: the group's measured ratio weighed against the prior by how much
+    # nominal work each rests on, so a few cheap pairings measured first do not set the price of
+    # the dear ones still to come (their games' length and speed differ)
+    seconds = sum(t.seconds for t in done)
+    nominal = sum(t.estimated for t in done)
+    weight = nominal + open_total
+    open_ratio = (seconds + prior * open_total) / weight if weight > 0 else prior
     cpu = 0.0
     for p in plans:
         if p.pairing in by_key:
             left = max(0.0, p.nominal - sum(t.estimated for t in by_key[p.pairing]))
-            ratio = _ratio(by_key[p.pairing]) or group_ratio
+            ratio = _ratio(by_key[p.pairing]) or open_ratio
         else:
             share = p.nominal / open_total if open_total > 0 else 0.0
             left = max(0.0, p.nominal - unmatched * share)
-            ratio = group_ratio
+            ratio = open_ratio
         cpu += left * ratio
     return cpu
 

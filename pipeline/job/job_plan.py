@@ -9,7 +9,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
-from pipeline.calibration.method import BRIDGE_STEPS, CAL_DIR, curve_pairings, curve_players
+from pipeline.calibration.method import (
+    BRIDGE_STEPS,
+    CAL_DIR,
+    EASY_SCALES,
+    NOISY_REPEATS,
+    curve_pairings,
+    curve_players,
+    with_repeats,
+)
 from pipeline.calibration.product import product_levels
 from pipeline.config.job_sections import CalibrateSection, TuneSection
 from pipeline.games.pairings import Pairing
@@ -17,7 +25,7 @@ from pipeline.job.eta import PlannedGames, planned
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
 #: stage groups played in one call: the pairings they start with are all their games
-EXACT_GROUPS = (f"{CAL_DIR}/curves", f"{CAL_DIR}/validation")
+EXACT_GROUPS = (f"{CAL_DIR}/curves", f"{CAL_DIR}/easy-axis", f"{CAL_DIR}/validation")
 
 
 def exact_plan(stage: str, variant: str, pairings: Sequence[Pairing],
@@ -47,16 +55,21 @@ def tune_plan(variant: str, weights: Mapping[str, float], section: TuneSection, 
 
 def calibrate_plan(variant: str, weights: Mapping[str, float], section: CalibrateSection,
                    ply_cap: int) -> list[PlannedGames]:
-    """The curve pairings as they will be played; Easy's trials and the validation with stand-ins."""
+    """The curve pairings as they will be played; Easy's trials, its axis and the validation with
+    stand-ins (the product's Easy for the Easy players)."""
     product = product_levels(variant)
     curves = curve_players(variant, weights, section)
     out = [planned(f"{CAL_DIR}/curves", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
-           for p in curve_pairings(product, curves, section.openings)]
+           for p in with_repeats(variant, curve_pairings(product, curves, section.openings))]
     easy = product.spec("easy")
-    out.append(planned(f"{CAL_DIR}/easy/trial-000", variant, easy, easy,
-                       2 * min(section.easy_openings, section.openings) * section.easy_trials, ply_cap))
+    trial_pairs = min(section.easy_openings, section.openings) * NOISY_REPEATS
+    trial_games = 2 * trial_pairs * section.easy_trials
+    out.append(planned(f"{CAL_DIR}/easy/trial-000", variant, easy, easy, trial_games, ply_cap))
+    axis_pairings = 2 * len(EASY_SCALES) - 1  # each point against the product's Easy and its neighbour
+    out.append(planned(f"{CAL_DIR}/easy-axis", variant, easy, easy,
+                       2 * section.openings * NOISY_REPEATS * axis_pairings, ply_cap))
     out += [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
-            for p in validation_stand_ins(variant, weights, section)]
+            for p in with_repeats(variant, validation_stand_ins(variant, weights, section))]
     return out
 
 

@@ -105,8 +105,10 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
         f"Easy's blunder rate at most half the product Easy's "
         f"({_opt(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
         f"Medium: target {outcome.medium_target:.0f} (midpoint of Easy and Hard); {outcome.medium_note}.",
+        *([f"Easy: {outcome.curves['easy']['note']}."] if "easy" in outcome.curves else []),
         "",
-        "Easy's trials (Optuna: lowest blunder rate among the trials within the strength constraint):",
+        "Easy's trials (Optuna: lowest blunder rate among the trials within the strength constraint; "
+        "the chosen mix is then scaled along Easy's axis):",
         "",
         "| trial | Elo vs product easy | blunder rate | feasible | chosen | mix |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -12,7 +12,19 @@ from engine.features import default_weights
 from engine.variants import get_variant
 from pipeline.calibration import claims
 from pipeline.calibration.dial import plan_dial, predicted_score, spot_checked
-from pipeline.calibration.method import choose_easy, curve_pairings, curve_players, split_openings
+from pipeline.calibration.method import (
+    EASY_SCALES,
+    MAX_RANDOM_MOVE,
+    NOISY_REPEATS,
+    choose_easy,
+    curve_pairings,
+    curve_players,
+    easy_axis,
+    easy_axis_pairings,
+    scaled_mix,
+    split_openings,
+    with_repeats,
+)
 from pipeline.calibration.outcome import EasyTrial
 from pipeline.calibration.paths import easy_player, hard_player, medium_player
 from pipeline.calibration.product import product_levels, product_profile_path
@@ -63,6 +75,34 @@ def test_every_curve_point_plays_its_reference_and_its_neighbour() -> None:
     assert ("hard-4000", "hard-1000") in names and ("medium-d5-n0", "medium-d4-n0") in names
     assert ("hard-16000", "product-hard") in names and ("medium-d4-n50", "product-medium") in names
     assert ("medium-d4-n100", "product-easy") in names and ("hard-1000", "medium-d5-n0") in names  # overlaps
+
+
+def test_cheap_pairings_with_a_noisy_player_repeat_their_openings() -> None:
+    section = CalibrateSection(hard_budgets=(1000, 4000, 200_000), medium_noise=(0.0, 50.0, 100.0))
+    product = product_levels("english")
+    pairings = curve_pairings(product, curve_players("english", WEIGHTS, section), 12)
+    repeated = {(parse_player_spec(p.a_spec).level, parse_player_spec(p.b_spec).level): p.pairs
+                for p in with_repeats("english", pairings)}
+    assert repeated[("product-easy", "product-medium")] == 12 * NOISY_REPEATS  # both noisy, both cheap
+    assert repeated[("medium-d4-n50", "product-medium")] == 12 * NOISY_REPEATS
+    assert repeated[("medium-d5-n0", "medium-d4-n0")] == 12  # neither is noisy: a repeat is a replay
+    assert repeated[("product-medium", "product-hard")] == 12  # a 200,000-node side is not cheap
+    assert repeated[("hard-1000", "medium-d5-n0")] == 12
+    assert len(repeated) == len(pairings)
+
+
+def test_easys_axis_scales_the_chosen_mix() -> None:
+    mix = {"max_depth": 2, "noise_sigma": 44.0, "random_move_prob": 0.447, "temperature": 65.9, "top_k": 2}
+    half = {**mix, "noise_sigma": 22.0, "random_move_prob": 0.2235, "temperature": 32.95}
+    assert scaled_mix(mix, 0.5) == half
+    assert scaled_mix(mix, 4.0)["random_move_prob"] == MAX_RANDOM_MOVE  # never a random mover
+    axis = easy_axis("english", WEIGHTS, mix)
+    assert [p.name for p in axis] == [f"easy-s{s:.2f}" for s in EASY_SCALES]
+    levels = [p.level for p in axis]
+    assert all(lv.max_depth == 2 and lv.top_k == 2 for lv in levels)
+    assert [lv.noise_sigma for lv in levels] == sorted(lv.noise_sigma for lv in levels)  # weaker along it
+    pairings = easy_axis_pairings(product_levels("english"), axis, 10)
+    assert len(pairings) == 2 * len(EASY_SCALES) - 1 and all(p.pairs == 10 for p in pairings)
 
 
 def test_level_paths_keep_their_character() -> None:

@@ -183,13 +183,17 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     from pipeline.games.storage import read_games
 
     run_id = folder.name
-    for stage in ("tune/trial-0000", "calibrate/curves", "calibrate/easy/trial-000", "calibrate/validation"):
+    for stage in ("tune/trial-0000", "calibrate/curves", "calibrate/easy/trial-000", "calibrate/easy-axis",
+                  "calibrate/validation"):
         assert list((folder / stage / "games" / "variant=english").glob("batch-*.parquet")), stage
     curves = read_games(folder.parent, f"{run_id}/calibrate/curves")
     # product easy-medium, medium-hard; 2 hard points (vs product hard, 1 neighbour pair);
     # 3 medium points (2 noise values + 5 plies: vs product medium, 2 neighbour pairs); the two
-    # overlaps (weakest medium - product easy, weakest hard - strongest medium): 12 pairings
-    assert curves.num_rows == 12 * 4 * 2
+    # overlaps (weakest medium - product easy, weakest hard - strongest medium): 12 pairings on the 4
+    # openings; the 4 of them between cheap players with a noisy one (product easy - product
+    # medium; the noisy medium point against the product's Medium, its neighbour and the product's
+    # Easy) play each opening 4 times: 8 x 4 + 4 x 16 pairs
+    assert curves.num_rows == (8 * 4 + 4 * 16) * 2
     assert len(set(curves.column("game_id").to_pylist())) == curves.num_rows
     assert len(set(curves.column("opening_id").to_pylist())) == 4  # every pairing on the same openings
     validation = read_games(folder.parent, f"{run_id}/calibrate/validation")
@@ -197,7 +201,9 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     # through one or two curve points (2 or 3 links): 9 to 11 pairings, each on the 4 openings
     pairings = Counter(zip(validation.column("player_a").to_pylist(),
                            validation.column("player_b").to_pylist(), strict=True))
-    assert 9 <= len(pairings) <= 11 and set(pairings.values()) == {4 * 2}
+    assert 9 <= len(pairings) <= 11 and set(pairings.values()) <= {4 * 2, 4 * 4 * 2}
+    easy = next(k for k in pairings if k[1] == "product-easy")
+    assert pairings[easy] == 4 * 4 * 2  # two noisy cheap players: each opening 4 times
     assert len({frozenset(p) for p in pairings}) == len(pairings)  # no two players meet twice
     schedules = {s.stage: s for s in read_schedules(folder / "schedule.json")}
     assert {"tune/trials", "calibrate/curves", "calibrate/validation"} <= set(schedules)

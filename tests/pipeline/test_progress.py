@@ -34,7 +34,7 @@ def test_eta_is_a_guess_until_a_task_has_finished() -> None:
     assert eta.text() == "job ETA ~0m50s (guess)"
 
 
-def test_measured_pairs_correct_their_remaining_games_and_others_take_the_stage_ratio() -> None:
+def test_measured_pairs_correct_their_remaining_games_and_others_pool_the_stage_ratio() -> None:
     timeline = TaskTimeline()
     clock = JobClock(timeline, slots=2)
     clock.replan([PlannedGames("calibrate/curves", "ab", 10, 4.0),  # 40 nominal s
@@ -42,10 +42,22 @@ def test_measured_pairs_correct_their_remaining_games_and_others_take_the_stage_
     for _ in range(2):  # two tasks of "ab", each 8 nominal s that took 16 s: ratio 2, both slots busy
         timeline.add("calibrate/curves", _task(0.0, 16.0, 8.0, "ab"))
     eta = clock.estimate(now=16.0)
-    # "ab": 40 - 16 = 24 nominal left at ratio 2; "cd": 10 at the stage's ratio 2; 68 CPU s on 2 busy slots
-    assert not eta.guess and eta.seconds == pytest.approx(34.0)
+    # "ab": 40 - 16 = 24 nominal left at ratio 2; "cd": 10 at the group's ratio pooled with the prior 1
+    # (nothing else measured), (32 + 1 x 10) / (16 + 10); on 2 busy slots
+    assert not eta.guess and eta.seconds == pytest.approx((24 * 2 + 10 * 42 / 26) / 2)
     clock.finish("calibrate")
     assert clock.estimate(now=16.0).seconds == 0.0
+
+
+def test_cheap_pairings_measured_first_do_not_price_the_dear_ones() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=1)
+    clock.replan([PlannedGames("calibrate/curves", "cheap", 10, 0.2),  # 2 nominal s
+                  PlannedGames("calibrate/curves", "dear", 10, 10.0)])  # 100 nominal s, not started
+    timeline.add("tune/trials", _task(0.0, 10.0, 10.0, "t"))  # the job so far: ratio 1
+    timeline.add("calibrate/curves", _task(10.0, 1.0, 2.0, "cheap"))  # short games: ratio 0.5
+    # "dear": (1 + 1.0 x 100) / (2 + 100) = 0.99, not the cheap pairing's 0.5
+    assert clock.estimate(now=11.0).seconds == pytest.approx(100.0 * 101.0 / 102.0)
 
 
 def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
