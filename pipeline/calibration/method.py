@@ -64,7 +64,13 @@ from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import resolve_player
 from pipeline.games.sizing import nodes_per_move
-from pipeline.games.stage import StageContext, player_nodes_per_move, trial_slot, write_result
+from pipeline.games.stage import (
+    StageContext,
+    player_move_cost,
+    player_nodes_per_move,
+    trial_slot,
+    write_result,
+)
 from pipeline.games.storage_fs import StorePath
 from pipeline.ratings.blunders import blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
@@ -501,15 +507,17 @@ def run_calibration(
                 [float(np.log2(b)) for b in section.hard_budgets],
                 [p.name for p in curves.hard],
                 "log2(node_budget)",
+                everything,
             ),
             "medium": _curve_json(
                 pooled,
                 [-n for n in curves.medium_noise],
                 [p.name for p in curves.medium[:-1]],
                 "-noise_sigma",
+                everything,
             ),
             "easy": {**_curve_json(pooled, [-x for x in EASY_SCALES], [p.name for p in axis],
-                                   f"-scale of {easy.player}'s weakening"), "note": easy_note},
+                                   f"-scale of {easy.player}'s weakening", everything), "note": easy_note},
         },
         openings={"curve": len(split.curve), "validation": n_val, "unused": len(split.unused),
                   "validation_games": validation.num_rows,
@@ -628,10 +636,14 @@ def _choose_medium(
     return medium_player(variant, weights, noise, depth=MEDIUM_DEPTH), f"noise curve inverted at {target:.0f}"
 
 
-def _curve_json(fit: ScaleFit, xs: Sequence[float], names: Sequence[str], axis: str) -> dict[str, Any]:
+def _curve_json(fit: ScaleFit, xs: Sequence[float], names: Sequence[str], axis: str,
+                games: pa.Table) -> dict[str, Any]:
+    """A curve's points (Elo with CI, and what a move of each cost in ``games``) and its fit."""
     points = []
     for x, n in zip(xs, names, strict=True):
         r = fit.rating(n)
-        points.append({"x": x, "player": n, "elo": r.value, "ci": [r.ci_low, r.ci_high]})
+        nodes, seconds = player_move_cost(games, n)
+        points.append({"x": x, "player": n, "elo": r.value, "ci": [r.ci_low, r.ci_high],
+                       "nodes_per_move": nodes, "ms_per_move": 1000.0 * seconds})
     curve = fit_curve(list(xs), fit, list(names), increasing=True)
     return {"axis": axis, "points": points, "curve": curve.to_json()}

@@ -80,18 +80,25 @@ def trial_slot(study: Any, trial: Any) -> int:
 def player_nodes_per_move(table: pa.Table, player: str) -> float:
     """Mean search nodes per move that ``player`` made (moves without a search count 0); games
     ``player`` did not play are ignored."""
-    rows = table.select(["white_player", "black_player", "white_nodes", "black_nodes", "plies",
-                         "opening_fen"]).to_pylist()
+    return player_move_cost(table, player)[0]
+
+
+def player_move_cost(table: pa.Table, player: str) -> tuple[float, float]:
+    """Mean search nodes and CPU seconds per move that ``player`` made (0, 0 without a move)."""
+    rows = table.select(["white_player", "black_player", "white_nodes", "black_nodes", "white_seconds",
+                         "black_seconds", "plies", "opening_fen"]).to_pylist()
     nodes = moves = 0
+    seconds = 0.0
     for row in rows:
         white = row["white_player"] == player
         if not white and row["black_player"] != player:
             continue
         nodes += row["white_nodes"] if white else row["black_nodes"]
+        seconds += row["white_seconds"] if white else row["black_seconds"]
         white_first = row["opening_fen"][:1].upper() == "W"
         plies = int(row["plies"])
         moves += (plies + 1) // 2 if white == white_first else plies // 2
-    return nodes / moves if moves else 0.0
+    return (nodes / moves, seconds / moves) if moves else (0.0, 0.0)
 
 
 def wins_against(table: pa.Table, player: str) -> list[int]:

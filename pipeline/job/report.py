@@ -82,6 +82,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
     for name in LEVEL_NAMES:
         elo, low, high = outcome.product_elo[name]
         lines.append(f"| {name} | {elo:.0f} | [{low:.0f}, {high:.0f}] |")
+    lines += _hard_curve(outcome)
     lines += [
         "",
         "Pre-registered claims, on the validation games alone:",
@@ -156,6 +157,23 @@ def level_ladder(outcome: CalibrationOutcome, path: str | Path | StorePath) -> S
     bars = [LevelBar(name, outcome.levels[name].elo, *outcome.levels[name].ci,
                      product=outcome.product_elo[name], target=goal[name]) for name in LEVEL_NAMES]
     return level_ladder_plot(bars, path, title=f"{outcome.variant}: levels, the product's levels and targets")
+
+
+def _hard_curve(outcome: CalibrationOutcome) -> list[str]:
+    """Hard's strength over the node budget with what a move costs, for picking a cheaper Hard."""
+    points = outcome.curves.get("hard", {}).get("points", [])
+    if not points:
+        return []
+    product = outcome.product_elo["hard"][0]
+    out = ["", "Hard's strength over the node budget (pooled fit) and what a move cost in this run's games "
+           "(nodes searched, milliseconds of one core):", "",
+           "| node budget | Elo | 95 % CI | against the product's Hard | nodes/move | ms/move |",
+           "| ---: | ---: | --- | ---: | ---: | ---: |"]
+    for p in points:
+        nodes, ms = p.get("nodes_per_move"), p.get("ms_per_move")
+        out.append(f"| {round(2 ** p['x']):,} | {p['elo']:.0f} | [{p['ci'][0]:.0f}, {p['ci'][1]:.0f}] | "
+                   f"{p['elo'] - product:+.0f} | {_opt(nodes, ',.0f')} | {_opt(ms, '.1f')} |")
+    return out
 
 
 def _plots(out: StorePath, outcome: CalibrationOutcome) -> list[StorePath]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,8 @@ def sample_outcome(variant: str = "english") -> CalibrationOutcome:
                 "axis": "log2(node_budget)",
                 "points": [
                     {"x": 14.6, "player": "hard-25000", "elo": 1700.0, "ci": [1670.0, 1730.0]},
-                    {"x": 17.6, "player": "hard-200000", "elo": 1880.0, "ci": [1855.0, 1907.0]},
+                    {"x": math.log2(200_000), "player": "hard-200000", "elo": 1880.0, "ci": [1855.0, 1907.0],
+                     "nodes_per_move": 163590.0, "ms_per_move": 51.53},
                 ],
             },
             "medium": {

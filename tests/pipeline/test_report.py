@@ -36,6 +36,8 @@ def test_report_writes_table_and_plots(tmp_path: Path) -> None:
     assert "| hard - product-hard >= +50, CI above 0 | +70 | [+45, +95] | yes | yes |" in md
     assert "| 3 | -12 | 0.090 | yes | yes |" in md and "| 4 | -90 | 0.120 | no |  |" in md
     assert "Weight tuning: rejected" in md and "product-medium held at 1500" in md
+    assert "| 200,000 | 1880 | [1855, 1907] | +70 | 163,590 | 51.5 |" in md  # Hard's budget curve, its cost
+    assert "| 24,834 | 1700 | [1670, 1730] | -110 | - | - |" in md  # a result without the cost
     data = json.loads((report.folder / "levels.json").read_text())
     assert set(data["levels"]) == {"easy", "medium", "hard"} and len(data["claims"]) == 3
 
