@@ -13,9 +13,10 @@ over its nominal ones correct its remaining games; a pairing not measured yet ta
 ratio pooled with the job's, each weighed by the nominal work it rests on (the group's measured
 tasks against the group's unmeasured plan), and the estimate says it is a guess while nothing
 has been measured. Task
-seconds become wall seconds per stage: a stage that has run tasks by the share of its slots it
-has kept busy, one that has not by the slots its plan can fill (a stage of one trial in flight
-does not predict the occupancy of one that fans out, nor the other way round).
+seconds become wall seconds per stage: a stage that fans out (curves, validation) keeps every
+slot busy; one of limited width (trials in flight, the SPRT's steps) by the share of its slots it
+has kept busy once it has run, else by the slots its width can fill (a stage of one trial in
+flight does not predict the occupancy of one that fans out, nor the other way round).
 """
 
 from __future__ import annotations
@@ -113,13 +114,17 @@ class JobClock:
         return Eta(wall, guess=overall is None)
 
     def _occupancy(self, done: Sequence[TaskTiming], width: int, now: float) -> float:
-        """The share of the slots a stage keeps busy: measured once it has run for a while, else
-        what its plan's width allows."""
+        """The share of the slots a stage keeps busy. A stage with work queued for every slot
+        (``width`` 0) keeps them busy; a measured share would count only finished tasks, and
+        its first finished tasks can be small ones beside long ones still running. A stage of
+        limited width: what it measured once it has run for a while, else what its width allows."""
+        if width == 0:
+            return 1.0
         first = min((t.started for t in done), default=None)
         span = now - first if first is not None else 0.0
         if span > 1.0:
             return min(1.0, max(0.1, sum(t.seconds for t in done) / (self.slots * span)))
-        return 1.0 if width == 0 else min(1.0, width / self.slots)
+        return min(1.0, width / self.slots)
 
 
 def _stage_of(group: str) -> str:

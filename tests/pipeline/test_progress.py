@@ -79,6 +79,14 @@ def test_a_stage_is_costed_by_its_own_occupancy_not_the_previous_stages() -> Non
     assert eta.seconds == pytest.approx(25.0)
 
 
+def test_a_stage_that_fans_out_keeps_its_slots_busy_whatever_finished_first() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=2)
+    clock.replan([PlannedGames("calibrate/curves", "dear", 10, 4.0)])  # 40 nominal s, no width limit
+    timeline.add("calibrate/easy/trials", _task(0.0, 0.1, 0.1, "e"))  # a tiny task beside long ones
+    assert clock.estimate(now=5.0).seconds == pytest.approx(20.0)  # both slots, not 0.1 s in 5 s
+
+
 def test_a_stage_not_started_fills_only_the_slots_its_width_allows() -> None:
     clock = JobClock(TaskTimeline(), slots=8)
     clock.replan([PlannedGames("tune/trials", "t", 10, 4.0, width=2)])  # 40 s, two tasks at once
