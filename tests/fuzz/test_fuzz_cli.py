@@ -457,14 +457,16 @@ def _deck_size(variant: str, name: str | None, part: str) -> int | None:
 def levelcheck_allowed(profile: str, options: dict[str, Any]) -> bool:
     """Whether levelcheck must get to its games: a profile that loads, openings at least 2 (each is
     played twice), ply cap at least 10, an even batch size of at least 2, at least 50 bootstrap
-    resamples, a seed of at least 0, and a deck of the profile's variant whose part holds the openings."""
+    resamples, a seed in [0, 2**63 - 1] (stored as int64), and a deck of the profile's variant
+    whose part holds the openings."""
     if profile not in LEVELCHECK_PROFILES:
         return False
     defaults = {f.name: f.default for f in dataclasses.fields(LevelCheckSettings)}
     value = {flag: options.get(flag, defaults[flag[2:].replace("-", "_")])
              for flag in (*LEVELCHECK_VALUES, "--deck")}
     if (value["--openings"] < 2 or value["--ply-cap"] < 10 or value["--batch-size"] < 2
-            or value["--batch-size"] % 2 or value["--bootstrap"] < 50 or value["--seed"] < 0):
+            or value["--batch-size"] % 2 or value["--bootstrap"] < 50
+            or not 0 <= value["--seed"] <= 2**63 - 1):
         return False
     size = _deck_size(LEVELCHECK_PROFILES[profile], value["--deck"], value["--deck-part"])
     return size is not None and size >= value["--openings"]
