@@ -46,7 +46,7 @@ def test_smoke_config_loads() -> None:
         (_with("selfplay", ply_cap=-5), "selfplay.ply_cap = -5: must be in"),
         (_with("selfplay", variant="chess"), "selfplay.variant = 'chess'"),
         (_with("selfplay", player_a="bogus spec"), "selfplay.player_a = 'bogus spec'"),
-        (_with("run", seed=-1), "run.seed = -1: must be >= 0"),
+        (_with("run", seed=-1), "run.seed = -1: must be in [0, 9223372036854775807]"),
         (_with("run", name="a/b"), "run.name = 'a/b'"),
         (_with("ray", num_cpus=0), "ray.num_cpus = 0: must be >= 1"),
         (_with("ray", address=3), "ray.address = 3: expected str"),
