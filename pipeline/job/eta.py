@@ -95,8 +95,6 @@ class JobClock:
         """The time left at wall time ``now`` (seconds since the epoch): the job's, or one stage
         group's."""
         tasks = {g: [t for t, _ in rows] for g, rows in self.timeline.tasks.items()}
-        every = [t for rows in tasks.values() for t in rows]
-        overall = _ratio(every)
         cpu_by_stage: dict[str, float] = {}
         plans_by_stage: dict[str, list[PlannedGames]] = {}
         for name, plans in self.plan.items():
@@ -111,7 +109,7 @@ class JobClock:
         for stage, cpu in cpu_by_stage.items():
             done = [t for g, rows in tasks.items() if _stage_of(g) == stage for t in rows]
             wall += cpu / (self.slots * self._occupancy(done, _width(plans_by_stage[stage]), now))
-        return Eta(wall, guess=overall is None)
+        return Eta(wall, guess=not any(tasks.values()))
 
     def _occupancy(self, done: Sequence[TaskTiming], width: int, now: float) -> float:
         """The share of the slots a stage keeps busy. A stage with work queued for every slot
