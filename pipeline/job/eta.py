@@ -6,13 +6,14 @@ how many tasks the group can keep in flight); stages whose players are not chose
 with stand-ins (the validation with curve points in the same pairings the method plays, Easy's
 trials with the product's Easy), and a study's trials and the SPRT at their maximum, so the
 estimate leans high until they end. When a stage group starts playing, its plan is replaced by the
-pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook).
+pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook). The
+driver's own work between tasks (the calibration's checks after its validation, the export) is
+planned too (:func:`driver_work`), as wall seconds on no slot.
 
 As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
-over its nominal ones correct its remaining games; a pairing not measured yet takes its group's
-ratio pooled with the job's, each weighed by the nominal work it rests on (the group's measured
-tasks against the group's unmeasured plan), and the estimate says it is a guess while nothing
-has been measured. Task
+over its nominal ones correct its remaining games; a pairing not measured yet takes the ratio of
+the job's finished tasks of like cost per game (within a factor :data:`LIKE_COST`), else the
+nominal model's, and the estimate says it is a guess while nothing has been measured. Task
 seconds become wall seconds per stage: a stage that fans out (curves, validation) keeps every
 slot busy; one of limited width (trials in flight, the SPRT's steps) by the share of its slots it
 has kept busy once it has run, else by the slots its width can fill (a stage of one trial in
@@ -27,6 +28,10 @@ from dataclasses import dataclass, field
 from pipeline.games.schedule import TaskTimeline, TaskTiming, stage_group
 from pipeline.games.sizing import pair_game_seconds, pair_key
 
+#: an unmeasured pairing takes the ratio of finished tasks whose nominal cost per game is within
+#: this factor of its own
+LIKE_COST = 4.0
+
 
 @dataclass(frozen=True)
 class PlannedGames:
@@ -37,10 +42,16 @@ class PlannedGames:
     games: int
     seconds_per_game: float  # nominal CPU seconds
     width: int = 0  # most tasks the group keeps in flight (0: as many as there are slots)
+    driver: bool = False  # the driver's own work (games 1, seconds_per_game its wall seconds)
 
     @property
     def nominal(self) -> float:
         return self.games * self.seconds_per_game
+
+
+def driver_work(stage: str, seconds: float) -> PlannedGames:
+    """The driver's own work in stage folder ``stage``: ``seconds`` of wall time, no task."""
+    return PlannedGames(stage_group(stage), "driver", 1, seconds, driver=True)
 
 
 def planned(stage: str, variant: str, player_a: str, player_b: str, games: int, ply_cap: int,
@@ -95,17 +106,20 @@ class JobClock:
         """The time left at wall time ``now`` (seconds since the epoch): the job's, or one stage
         group's."""
         tasks = {g: [t for t, _ in rows] for g, rows in self.timeline.tasks.items()}
+        every = [t for rows in tasks.values() for t in rows]
         cpu_by_stage: dict[str, float] = {}
         plans_by_stage: dict[str, list[PlannedGames]] = {}
-        for name, plans in self.plan.items():
-            if plans and group in (None, name):
+        wall = 0.0
+        for name, every_plan in self.plan.items():
+            if every_plan and group in (None, name):
+                wall += sum(p.nominal for p in every_plan if p.driver)
+                plans = [p for p in every_plan if not p.driver]
+                if not plans:
+                    continue
                 stage = _stage_of(name)
-                mine = tasks.get(name, [])
-                others = _ratio([t for g, rows in tasks.items() if g != name for t in rows])
-                left = _group_seconds(plans, mine, others or 1.0)
+                left = _group_seconds(plans, tasks.get(name, []), every)
                 cpu_by_stage[stage] = cpu_by_stage.get(stage, 0.0) + left
                 plans_by_stage.setdefault(stage, []).extend(plans)
-        wall = 0.0
         for stage, cpu in cpu_by_stage.items():
             done = [t for g, rows in tasks.items() if _stage_of(g) == stage for t in rows]
             wall += cpu / (self.slots * self._occupancy(done, _width(plans_by_stage[stage]), now))
@@ -135,33 +149,40 @@ def _width(plans: Sequence[PlannedGames]) -> int:
     return 0 if 0 in widths.values() else sum(widths.values())
 
 
-def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming], prior: float) -> float:
-    """Task seconds left of one group's plan, its measured pairings corrected by their own ratio;
-    ``prior``: the ratio the rest of the job measured (1 before anything has)."""
+def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming],
+                   job_done: Sequence[TaskTiming]) -> float:
+    """Task seconds left of one group's plan: a measured pairing corrected by its own ratio, an
+    unmeasured one by the ratio of the job's finished tasks of like cost per game
+    (:func:`_like_cost_ratio`)."""
     by_key: dict[str, list[TaskTiming]] = {}
     for t in done:
         by_key.setdefault(t.pairing, []).append(t)
     planned_keys = {p.pairing for p in plans}
     unmatched = sum(t.estimated for t in done if t.pairing not in planned_keys)
     open_total = sum(p.nominal for p in plans if p.pairing not in by_key)
-    # an unmeasured pairing: the group's measured ratio weighed against the prior by how much
-    # nominal work each rests on, so a few cheap pairings measured first do not set the price of
-    # the dear ones still to come (their games' length and speed differ)
-    seconds = sum(t.seconds for t in done)
-    nominal = sum(t.estimated for t in done)
-    weight = nominal + open_total
-    open_ratio = (seconds + prior * open_total) / weight if weight > 0 else prior
     cpu = 0.0
     for p in plans:
         if p.pairing in by_key:
             left = max(0.0, p.nominal - sum(t.estimated for t in by_key[p.pairing]))
-            ratio = _ratio(by_key[p.pairing]) or open_ratio
+            ratio = _ratio(by_key[p.pairing]) or 1.0
         else:
             share = p.nominal / open_total if open_total > 0 else 0.0
             left = max(0.0, p.nominal - unmatched * share)
-            ratio = open_ratio
+            ratio = _like_cost_ratio(p.seconds_per_game, job_done)
         cpu += left * ratio
     return cpu
+
+
+def _like_cost_ratio(seconds_per_game: float, done: Sequence[TaskTiming]) -> float:
+    """Measured over nominal seconds of the finished tasks whose nominal seconds per game lie
+    within a factor :data:`LIKE_COST` of ``seconds_per_game``; 1 (the nominal model) without any.
+    The nominal model's error depends on the search (shallow games run faster and shorter than
+    it says, deep ones a little slower), so a ratio is carried only between games of like cost."""
+    if seconds_per_game <= 0:
+        return 1.0
+    like = [t for t in done if t.games > 0 and t.estimated > 0
+            and 1.0 / LIKE_COST <= (t.estimated / t.games) / seconds_per_game <= LIKE_COST]
+    return _ratio(like) or 1.0
 
 
 def _ratio(tasks: Sequence[TaskTiming]) -> float | None:

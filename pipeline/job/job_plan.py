@@ -9,9 +9,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
+from engine.variants import get_variant
 from pipeline.calibration.method import (
     BRIDGE_STEPS,
     CAL_DIR,
+    DEPTH_POSITIONS,
     EASY_SCALES,
     NOISY_REPEATS,
     curve_pairings,
@@ -19,10 +21,22 @@ from pipeline.calibration.method import (
     with_repeats,
 )
 from pipeline.calibration.product import product_levels
+from pipeline.calibration.tactics_set import load_tactics
 from pipeline.config.job_sections import CalibrateSection, TuneSection
 from pipeline.games.pairings import Pairing
-from pipeline.job.eta import PlannedGames, planned
+from pipeline.games.players import resolve_player
+from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, nodes_per_move
+from pipeline.job.eta import PlannedGames, driver_work, planned
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
+
+#: the calibration's checks on the driver after its validation: a blunder check searches every
+#: root move of a decision 3 plies deeper (about 8 moves of 5 x 3**3 nodes), and a player has a
+#: choice on about 40 % of a game's plies (its forced moves are skipped)
+BLUNDER_NODES_PER_DECISION = 8 * 5 * 3**3
+DECISIONS_PER_PLY = 0.4
+#: the export: the profile reloaded by the engine, the report's tables and plots
+EXPORT_SECONDS = 5.0
+CHECKS_GROUP = f"{CAL_DIR}/checks"
 
 #: stage groups played in one call: the pairings they start with are all their games
 EXACT_GROUPS = (f"{CAL_DIR}/curves", f"{CAL_DIR}/easy-axis", f"{CAL_DIR}/validation")
@@ -68,9 +82,42 @@ def calibrate_plan(variant: str, weights: Mapping[str, float], section: Calibrat
     axis_pairings = 2 * len(EASY_SCALES) - 1  # each point against the product's Easy and its neighbour
     out.append(planned(f"{CAL_DIR}/easy-axis", variant, easy, easy,
                        2 * section.openings * NOISY_REPEATS * axis_pairings, ply_cap))
+    validation = with_repeats(variant, validation_stand_ins(variant, weights, section))
     out += [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
-            for p in with_repeats(variant, validation_stand_ins(variant, weights, section))]
+            for p in validation]
+    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, weights, section, validation, ply_cap)))
     return out
+
+
+def export_plan() -> PlannedGames:
+    """The export stage's driver work."""
+    return driver_work("export", EXPORT_SECONDS)
+
+
+def checks_seconds(variant: str, weights: Mapping[str, float], section: CalibrateSection,
+                   validation: Sequence[Pairing], ply_cap: int) -> float:
+    """Driver seconds of the checks after the validation, at the nominal search speed: the
+    blunder rates of the levels and of the product's Easy over their games in ``validation``, and
+    each level's median depth and tactics searches (the stand-ins of :func:`validation_stand_ins`
+    for the levels)."""
+    levels = _stand_in_levels(variant, weights, section)
+    scored = [*levels.values(), product_levels(variant).spec("easy")]
+    plies = min(ply_cap, EXPECTED_PLIES)
+    decisions = sum(2 * p.pairs * plies * DECISIONS_PER_PLY
+                    for spec in scored for p in validation if spec in (p.a_spec, p.b_spec))
+    searches = len(load_tactics(variant).positions) + DEPTH_POSITIONS
+    nodes = decisions * BLUNDER_NODES_PER_DECISION + searches * sum(
+        nodes_per_move(resolve_player(spec, variant).game_player) for spec in levels.values())
+    return nodes / NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
+
+
+def _stand_in_levels(variant: str, weights: Mapping[str, float], section: CalibrateSection) -> dict[str, str]:
+    """Stand-in specs of the three levels before they are chosen: the product's Easy, 4 plies
+    without noise, the largest budget."""
+    curves = curve_players(variant, weights, section)
+    medium = curves.medium
+    mid = medium[-2] if len(medium) > 1 else medium[-1]  # 4 plies without noise
+    return {"easy": product_levels(variant).spec("easy"), "medium": mid.spec, "hard": curves.hard[-1].spec}
 
 
 def validation_stand_ins(variant: str, weights: Mapping[str, float],
@@ -82,10 +129,9 @@ def validation_stand_ins(variant: str, weights: Mapping[str, float],
     product = product_levels(variant)
     curves = curve_players(variant, weights, section)
     hard, medium = curves.hard, curves.medium
-    easy = product.spec("easy")
-    mid = medium[-2] if len(medium) > 1 else medium[-1]  # 4 plies without noise
-    level = {"easy": easy, "medium": mid.spec, "hard": hard[-1].spec}
-    weaker = [p.spec for p in medium[:-2]] or [mid.spec]  # the noisier points, weakest first
+    level = _stand_in_levels(variant, weights, section)
+    easy = level["easy"]
+    weaker = [p.spec for p in medium[:-2]] or [level["medium"]]  # the noisier points, weakest first
     links = [(level[n], product.spec(n)) for n in ("easy", "medium", "hard")]
     links += [(level["medium"], easy), (level["hard"], level["medium"])]
     interior = max(0, section.dial - 2)

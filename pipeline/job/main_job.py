@@ -61,7 +61,7 @@ from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
-from pipeline.job.job_plan import calibrate_plan, exact_plan, tune_plan
+from pipeline.job.job_plan import calibrate_plan, exact_plan, export_plan, tune_plan
 from pipeline.job.level_runs import (
     LevelResult,
     calibration_results,
@@ -285,6 +285,8 @@ def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> 
     if "calibrate" in stages and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
         out += calibrate_plan(ctx.variant, tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile),
                               calibrate_section(config), ctx.ply_cap)
+    if "export" in stages:
+        out.append(export_plan())
     return out
 
 

@@ -16,8 +16,8 @@ from pipeline.config.run_config import load_config
 from pipeline.games.pairings import Pairing, Progress
 from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.storage_fs import store_path
-from pipeline.job.eta import Eta, JobClock, PlannedGames
-from pipeline.job.job_plan import calibrate_plan, exact_plan, validation_stand_ins
+from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work
+from pipeline.job.job_plan import calibrate_plan, checks_seconds, exact_plan, validation_stand_ins
 from pipeline.job.main_job import JobSummary, next_steps
 from pipeline.job.progress import ProgressPrinter, log_libraries_to
 
@@ -42,22 +42,25 @@ def test_measured_pairs_correct_their_remaining_games_and_others_pool_the_stage_
     for _ in range(2):  # two tasks of "ab", each 8 nominal s that took 16 s: ratio 2, both slots busy
         timeline.add("calibrate/curves", _task(0.0, 16.0, 8.0, "ab"))
     eta = clock.estimate(now=16.0)
-    # "ab": 40 - 16 = 24 nominal left at ratio 2; "cd": 10 at the group's ratio pooled with the prior 1
-    # (nothing else measured), (32 + 1 x 10) / (16 + 10); on 2 busy slots
-    assert not eta.guess and eta.seconds == pytest.approx((24 * 2 + 10 * 42 / 26) / 2)
+    # "ab": 40 - 16 = 24 nominal left at ratio 2; "cd" (1 s a game, "ab"'s tasks 4 s a game: of like
+    # cost) at the same ratio 2; on 2 busy slots
+    assert not eta.guess and eta.seconds == pytest.approx((24 * 2 + 10 * 2) / 2)
     clock.finish("calibrate")
     assert clock.estimate(now=16.0).seconds == 0.0
 
 
-def test_cheap_pairings_measured_first_do_not_price_the_dear_ones() -> None:
+def test_an_unmeasured_pairing_is_priced_by_tasks_of_like_cost_only() -> None:
     timeline = TaskTimeline()
     clock = JobClock(timeline, slots=1)
-    clock.replan([PlannedGames("calibrate/curves", "cheap", 10, 0.2),  # 2 nominal s
+    clock.replan([PlannedGames("calibrate/curves", "cheap", 10, 0.5),  # 5 nominal s
                   PlannedGames("calibrate/curves", "dear", 10, 10.0)])  # 100 nominal s, not started
-    timeline.add("tune/trials", _task(0.0, 10.0, 10.0, "t"))  # the job so far: ratio 1
-    timeline.add("calibrate/curves", _task(10.0, 1.0, 2.0, "cheap"))  # short games: ratio 0.5
-    # "dear": (1 + 1.0 x 100) / (2 + 100) = 0.99, not the cheap pairing's 0.5
-    assert clock.estimate(now=11.0).seconds == pytest.approx(100.0 * 101.0 / 102.0)
+    timeline.add("tune/trials", _task(0.0, 9.0, 6.0, "t"))  # 3 s a game nominal, ratio 1.5
+    timeline.add("calibrate/curves", _task(10.0, 1.0, 2.0, "cheap"))  # 1 s a game, ratio 0.5
+    # "dear" (10 s a game): only the trial's tasks are within a factor 4; "cheap": 3 s left at 0.5
+    assert clock.estimate(now=11.0).seconds == pytest.approx(100.0 * 1.5 + 3.0 * 0.5)
+    clock.replan([PlannedGames("calibrate/curves", "dearer", 10, 100.0)])  # 1,000 s: nothing alike
+    # the nominal model, less the 2 nominal s the group's finished task already played
+    assert clock.estimate(now=11.0).seconds == pytest.approx(998.0)
 
 
 def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
@@ -125,6 +128,27 @@ def test_the_validation_stand_ins_follow_the_methods_pairings() -> None:
     dialled = validation_stand_ins("english", weights, replace(section, dial=5))
     assert sum(p.b_spec == product.spec("medium") for p in dialled) == 3  # and two spot checks
     assert {p.pairs for p in plain} == {section.validation_openings}
+
+
+def test_the_drivers_own_work_is_wall_time_on_no_slot() -> None:
+    clock = JobClock(TaskTimeline(), slots=4)
+    clock.replan([PlannedGames("calibrate/validation", "ab", 10, 4.0), driver_work("calibrate/checks", 30.0)])
+    assert clock.estimate(now=0.0).seconds == pytest.approx(40.0 / 4 + 30.0)  # not 30 / 4
+    clock.finish("calibrate")
+    assert clock.estimate(now=0.0).seconds == 0.0
+
+
+def test_the_checks_after_the_validation_are_planned_from_its_games() -> None:
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
+    section = calibrate_section(config)
+    weights = default_weights(get_variant("english"))
+    checks = [p for p in calibrate_plan("english", weights, section, 200) if p.driver]
+    assert [p.group for p in checks] == ["calibrate/checks"]
+    base = checks_seconds("english", weights, section, validation_stand_ins("english", weights, section), 200)
+    wider = replace(section, validation_openings=2 * section.validation_openings)
+    more = checks_seconds("english", weights, wider, validation_stand_ins("english", weights, wider), 200)
+    assert checks[0].seconds_per_game > base  # the stand-ins' repeats add games to check
+    assert base < more < 2 * base  # blunder checks grow with the games, the searches do not
 
 
 def test_a_planned_stage_groups_eta_is_costed_by_its_pairings(capsys: pytest.CaptureFixture[str]) -> None:
