@@ -40,7 +40,7 @@ from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.schedule import TaskTiming
-from pipeline.games.sizing import Task, game_seconds, pair_key, plan_tasks, task_seconds
+from pipeline.games.sizing import Task, game_seconds, pair_key, pair_nodes, plan_tasks, task_seconds
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -95,7 +95,8 @@ class InProcessExecutor:
             if on_task is not None:
                 on_task(TaskTiming(IN_PROCESS_NODE, started, time.time(), 1, table.num_rows,
                                    2 * len(spec.openings) * game_seconds(spec),
-                                   pair_key(spec.player_a, spec.player_b)))
+                                   pair_key(spec.player_a, spec.player_b),
+                                   pair_nodes(spec.variant, spec.player_a, spec.player_b)))
             yield spec, table
 
     def close(self) -> None:
@@ -277,7 +278,8 @@ class RayExecutor:
             if on_task is not None:
                 first = task[0].spec
                 on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables),
-                                   task_seconds(task), pair_key(first.player_a, first.player_b)))
+                                   task_seconds(task), pair_key(first.player_a, first.player_b),
+                                   pair_nodes(first.variant, first.player_a, first.player_b)))
             for part, table in zip(task, tables, strict=True):
                 batch_id = part.spec.batch_id
                 arrived.setdefault(batch_id, []).append(table)

@@ -46,6 +46,7 @@ class TaskTiming:
     games: int
     estimated: float = 0.0  # the task's nominal CPU seconds (pipeline.games.sizing)
     pairing: str = ""  # pipeline.games.sizing.pair_key of its first batch's players
+    nodes: tuple[float, float] = (0.0, 0.0)  # pipeline.games.sizing.pair_nodes of those players
 
     @property
     def seconds(self) -> float:

@@ -12,8 +12,10 @@ planned too (:func:`driver_work`), as wall seconds on no slot.
 
 As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
 over its nominal ones correct its remaining games; a pairing not measured yet takes the ratio of
-the job's finished tasks of like cost per game (within a factor :data:`LIKE_COST`), else the
-nominal model's, and the estimate says it is a guess while nothing has been measured. Task
+the job's finished tasks of like shape (both players' expected nodes a move within a factor
+:data:`LIKE_COST` of its own), else the nominal model's with the search speed the driver's bench
+measured at the job's start, and the estimate says it is a guess while nothing has been
+measured. Task
 seconds become wall seconds per stage: a stage that fans out (curves, validation) keeps every
 slot busy; one of limited width (trials in flight, the SPRT's steps) by the share of its slots it
 has kept busy once it has run, else by the slots its width can fill (a stage of one trial in
@@ -26,10 +28,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.games.schedule import TaskTimeline, TaskTiming, stage_group
-from pipeline.games.sizing import pair_game_seconds, pair_key
+from pipeline.games.sizing import pair_game_seconds, pair_key, pair_nodes, pair_search_seconds
 
-#: an unmeasured pairing takes the ratio of finished tasks whose nominal cost per game is within
-#: this factor of its own
+#: an unmeasured pairing takes the ratio of finished tasks whose players' expected nodes a move
+#: are within this factor of its own players', the weaker with the weaker, the stronger with the
+#: stronger
 LIKE_COST = 4.0
 
 
@@ -43,6 +46,8 @@ class PlannedGames:
     seconds_per_game: float  # nominal CPU seconds
     width: int = 0  # most tasks the group keeps in flight (0: as many as there are slots)
     driver: bool = False  # the driver's own work (games 1, seconds_per_game its wall seconds)
+    nodes: tuple[float, float] = (0.0, 0.0)  # the players' expected nodes a move (sizing.pair_nodes)
+    search_seconds: float = 0.0  # the searches' part of seconds_per_game
 
     @property
     def nominal(self) -> float:
@@ -58,7 +63,9 @@ def planned(stage: str, variant: str, player_a: str, player_b: str, games: int, 
             width: int = 0) -> PlannedGames:
     """The plan of ``games`` between two player specs in stage folder ``stage``."""
     return PlannedGames(stage_group(stage), pair_key(player_a, player_b), games,
-                        pair_game_seconds(variant, player_a, player_b, ply_cap), width)
+                        pair_game_seconds(variant, player_a, player_b, ply_cap), width,
+                        nodes=pair_nodes(variant, player_a, player_b),
+                        search_seconds=pair_search_seconds(variant, player_a, player_b, ply_cap))
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,7 @@ class JobClock:
 
     timeline: TaskTimeline
     slots: int
+    speed: float = 1.0  # nominal over measured search speed (the driver's bench), before any task
     plan: dict[str, list[PlannedGames]] = field(default_factory=dict)  # by stage group
     started: float | None = None  # wall time of the first task (from the timeline)
 
@@ -117,7 +125,7 @@ class JobClock:
                 if not plans:
                     continue
                 stage = _stage_of(name)
-                left = _group_seconds(plans, tasks.get(name, []), every)
+                left = _group_seconds(plans, tasks.get(name, []), every, self.speed)
                 cpu_by_stage[stage] = cpu_by_stage.get(stage, 0.0) + left
                 plans_by_stage.setdefault(stage, []).extend(plans)
         for stage, cpu in cpu_by_stage.items():
@@ -150,10 +158,9 @@ def _width(plans: Sequence[PlannedGames]) -> int:
 
 
 def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming],
-                   job_done: Sequence[TaskTiming]) -> float:
+                   job_done: Sequence[TaskTiming], speed: float) -> float:
     """Task seconds left of one group's plan: a measured pairing corrected by its own ratio, an
-    unmeasured one by the ratio of the job's finished tasks of like cost per game
-    (:func:`_like_cost_ratio`)."""
+    unmeasured one by :func:`_prior_ratio`."""
     by_key: dict[str, list[TaskTiming]] = {}
     for t in done:
         by_key.setdefault(t.pairing, []).append(t)
@@ -168,21 +175,30 @@ def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming],
         else:
             share = p.nominal / open_total if open_total > 0 else 0.0
             left = max(0.0, p.nominal - unmatched * share)
-            ratio = _like_cost_ratio(p.seconds_per_game, job_done)
+            ratio = _prior_ratio(p, job_done, speed)
         cpu += left * ratio
     return cpu
 
 
-def _like_cost_ratio(seconds_per_game: float, done: Sequence[TaskTiming]) -> float:
-    """Measured over nominal seconds of the finished tasks whose nominal seconds per game lie
-    within a factor :data:`LIKE_COST` of ``seconds_per_game``; 1 (the nominal model) without any.
-    The nominal model's error depends on the search (shallow games run faster and shorter than
-    it says, deep ones a little slower), so a ratio is carried only between games of like cost."""
-    if seconds_per_game <= 0:
+def _prior_ratio(plan: PlannedGames, done: Sequence[TaskTiming], speed: float) -> float:
+    """The ratio of an unmeasured pairing: that of the job's finished tasks of like shape (each
+    player's expected nodes a move within :data:`LIKE_COST` of the pairing's, the weaker with the
+    weaker), else the nominal model with its searches at the measured ``speed``. The model's error
+    depends on the pairing: shallow games run at another speed than deep ones, and a lopsided
+    game ends sooner than an even one, so a ratio is carried only between pairings alike in both
+    players."""
+    like = [t for t in done if t.estimated > 0 and _alike(t.nodes, plan.nodes)]
+    measured = _ratio(like)
+    if measured is not None:
+        return measured
+    if plan.seconds_per_game <= 0:
         return 1.0
-    like = [t for t in done if t.games > 0 and t.estimated > 0
-            and 1.0 / LIKE_COST <= (t.estimated / t.games) / seconds_per_game <= LIKE_COST]
-    return _ratio(like) or 1.0
+    search = min(plan.search_seconds, plan.seconds_per_game)
+    return (search * speed + plan.seconds_per_game - search) / plan.seconds_per_game
+
+
+def _alike(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return all(1.0 / LIKE_COST <= max(x, 1.0) / max(y, 1.0) <= LIKE_COST for x, y in zip(a, b, strict=True))
 
 
 def _ratio(tasks: Sequence[TaskTiming]) -> float | None:

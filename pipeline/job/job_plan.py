@@ -25,7 +25,7 @@ from pipeline.calibration.tactics_set import load_tactics
 from pipeline.config.job_sections import CalibrateSection, TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import resolve_player
-from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, nodes_per_move
+from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, expected_nodes
 from pipeline.job.eta import PlannedGames, driver_work, planned
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
@@ -107,7 +107,7 @@ def checks_seconds(variant: str, weights: Mapping[str, float], section: Calibrat
                     for spec in scored for p in validation if spec in (p.a_spec, p.b_spec))
     searches = len(load_tactics(variant).positions) + DEPTH_POSITIONS
     nodes = decisions * BLUNDER_NODES_PER_DECISION + searches * sum(
-        nodes_per_move(resolve_player(spec, variant).game_player) for spec in levels.values())
+        expected_nodes(resolve_player(spec, variant).game_player) for spec in levels.values())
     return nodes / NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
 
 

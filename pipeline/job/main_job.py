@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.bench import run_bench
 from engine.variants import get_variant
 from pipeline.calibration.method import run_calibration
 from pipeline.config.job_sections import (
@@ -55,12 +56,13 @@ from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing
 from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
+from pipeline.games.sizing import NOMINAL_NODES_PER_SECOND
 from pipeline.games.stage import StageContext, read_result
 from pipeline.games.storage import run_dir, write_json
 from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
-from pipeline.job.export import TRACKING_FILE, TrackingRecord, current_bench_signature, export_run
+from pipeline.job.export import TRACKING_FILE, TrackingRecord, export_run
 from pipeline.job.job_plan import calibrate_plan, exact_plan, export_plan, tune_plan
 from pipeline.job.level_runs import (
     LevelResult,
@@ -237,7 +239,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
         check_run_owner(uri, experiment, tracked_names(config), config.config_hash(), owner)
     printer.log(f"run {config.run_id}: compiling the engine's kernels and measuring the bench signature "
                 "(about a minute on a first run; numba's cache makes later starts take seconds)")
-    signature = current_bench_signature(variant)
+    bench = run_bench(variants=[variant])  # the signature, and the driver's search speed for the ETA
+    signature = bench.signature
     tracker = make_tracker(enabled=ml.enabled, variant=variant, run_dir=folder,
                            config_hash=config.config_hash(), bench_signature=signature, uri=uri,
                            experiment=experiment, check=False, output_folder=owner)
@@ -252,7 +255,9 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     timeline = TaskTimeline()
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
                        j.batch_size, j.ply_cap, deck, printer, timeline)
-    clock = printer.clock = JobClock(timeline, executor.slots)
+    nominal = NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
+    speed = nominal / bench.nps if bench.nps > 0 else 1.0
+    clock = printer.clock = JobClock(timeline, executor.slots, speed=speed)
     clock.replan(_job_plan(config, ctx, stages))
 
     def on_play(stage: str, pairings: Sequence[Pairing]) -> None:

@@ -10,13 +10,15 @@ import pytest
 
 from engine.features import default_weights
 from engine.variants import get_variant
+from pipeline.calibration.paths import hard_player
 from pipeline.calibration.product import product_levels
 from pipeline.config.job_sections import calibrate_section
 from pipeline.config.run_config import load_config
 from pipeline.games.pairings import Pairing, Progress
 from pipeline.games.schedule import TaskTimeline, TaskTiming
+from pipeline.games.sizing import BUDGET_USE
 from pipeline.games.storage_fs import store_path
-from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work
+from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work, planned
 from pipeline.job.job_plan import calibrate_plan, checks_seconds, exact_plan, validation_stand_ins
 from pipeline.job.main_job import JobSummary, next_steps
 from pipeline.job.progress import ProgressPrinter, log_libraries_to
@@ -49,18 +51,30 @@ def test_measured_pairs_correct_their_remaining_games_and_others_pool_the_stage_
     assert clock.estimate(now=16.0).seconds == 0.0
 
 
-def test_an_unmeasured_pairing_is_priced_by_tasks_of_like_cost_only() -> None:
+def test_an_unmeasured_pairing_is_priced_by_tasks_alike_in_both_players() -> None:
     timeline = TaskTimeline()
     clock = JobClock(timeline, slots=1)
-    clock.replan([PlannedGames("calibrate/curves", "cheap", 10, 0.5),  # 5 nominal s
-                  PlannedGames("calibrate/curves", "dear", 10, 10.0)])  # 100 nominal s, not started
-    timeline.add("tune/trials", _task(0.0, 9.0, 6.0, "t"))  # 3 s a game nominal, ratio 1.5
-    timeline.add("calibrate/curves", _task(10.0, 1.0, 2.0, "cheap"))  # 1 s a game, ratio 0.5
-    # "dear" (10 s a game): only the trial's tasks are within a factor 4; "cheap": 3 s left at 0.5
-    assert clock.estimate(now=11.0).seconds == pytest.approx(100.0 * 1.5 + 3.0 * 0.5)
-    clock.replan([PlannedGames("calibrate/curves", "dearer", 10, 100.0)])  # 1,000 s: nothing alike
-    # the nominal model, less the 2 nominal s the group's finished task already played
-    assert clock.estimate(now=11.0).seconds == pytest.approx(998.0)
+    even = (150_000.0, 150_000.0)  # two deep searches
+    clock.replan([PlannedGames("calibrate/curves", "even", 10, 10.0, nodes=even)])  # 100 nominal s
+    # a lopsided deep pairing (short games) is not alike: one side's nodes differ 500-fold
+    timeline.add("calibrate/curves", replace(_task(0.0, 3.0, 10.0, "lopsided"), nodes=(300.0, 150_000.0)))
+    assert clock.estimate(now=3.0).seconds == pytest.approx(100.0 - 10.0)  # the nominal model
+    timeline.add("calibrate/curves", replace(_task(0.0, 15.0, 10.0, "alike"), nodes=(50_000.0, 150_000.0)))
+    assert clock.estimate(now=15.0).seconds == pytest.approx((100.0 - 20.0) * 15.0 / 10.0)
+
+
+def test_before_anything_alike_is_measured_the_searches_run_at_the_benchs_speed() -> None:
+    clock = JobClock(TaskTimeline(), slots=1, speed=0.5)  # the bench searched twice the nominal speed
+    clock.replan([PlannedGames("calibrate/curves", "ab", 10, 10.0, search_seconds=8.0)])  # 2 s of bookkeeping
+    assert clock.estimate(now=0.0).seconds == pytest.approx(10 * (8.0 * 0.5 + 2.0))
+
+
+def test_the_plan_carries_each_pairings_shape() -> None:
+    hard = hard_player("english", default_weights(get_variant("english")), 200_000).spec
+    medium = product_levels("english").spec("medium")
+    p = planned("calibrate/curves", "english", hard, medium, 10, 200)
+    assert p.nodes[1] == pytest.approx(BUDGET_USE * 200_000) and p.nodes[0] < 1_000
+    assert 0 < p.search_seconds < p.seconds_per_game
 
 
 def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
