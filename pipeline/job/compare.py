@@ -20,6 +20,7 @@ from pipeline.calibration.outcome import CalibrationOutcome, LevelOutcome
 from pipeline.calibration.product import PRODUCT_PREFIX
 from pipeline.games.stage import read_result
 from pipeline.games.storage_fs import StorePath, joined, store_path
+from pipeline.job.cells import optional
 from pipeline.job.scale_note import Scale, read_scale
 from pipeline.tracking.plots import LadderRow, elo_ladder_plot
 
@@ -254,10 +255,6 @@ COLUMNS = ("input", "level", "Elo", "95 % CI", "vs next", "vs product e/m/h", "n
 _RIGHT = {"Elo", "vs next", "nodes/move", "median depth", "blunder rate", "games"}
 
 
-def _opt(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 def _cells(item: ComparedInput, lv: ComparedLevel, first: bool) -> list[str]:
     vs = "-" if lv.expected_score_product is None else "/".join(
         f"{lv.expected_score_product[n]:.2f}" for n in LEVEL_NAMES)
@@ -271,8 +268,9 @@ def _cells(item: ComparedInput, lv: ComparedLevel, first: bool) -> list[str]:
     ci = "-" if lv.ci is None else f"[{lv.ci[0]:.0f}, {lv.ci[1]:.0f}]"
     games = "-" if lv.games is None else str(lv.games)
     return [
-        item.label if first else "", lv.name, _opt(lv.elo, ".0f"), ci, _opt(lv.expected_score_next, ".3f"),
-        vs, _opt(lv.nodes_per_move, ".0f"), _opt(lv.median_depth, "g"), _opt(lv.blunder_rate, ".4f"), games,
+        item.label if first else "", lv.name, optional(lv.elo, ".0f"), ci,
+        optional(lv.expected_score_next, ".3f"), vs, optional(lv.nodes_per_move, ".0f"),
+        optional(lv.median_depth, "g"), optional(lv.blunder_rate, ".4f"), games,
         ", ".join(notes),
     ]
 

@@ -17,6 +17,7 @@ from engine.profile import LEVEL_NAMES
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
 from pipeline.games.storage_fs import StorePath, store_path
+from pipeline.job.cells import optional
 from pipeline.job.schedule_report import write_schedule_report
 from pipeline.jsonrecord import RecordError
 from pipeline.ratings.logistic import elo_to_score
@@ -45,10 +46,6 @@ class Report:
     files: tuple[StorePath, ...]
 
 
-def _opt(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
     """The level table, the claims and Easy's trade-off, as markdown."""
     lines = [
@@ -65,9 +62,10 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
         vs = " / ".join(f"{r.expected_score_product[p]:.2f}" for p in LEVEL_NAMES)
         lines.append(
             f"| {name} | {r.player} | {r.elo:.0f} | [{r.ci[0]:.0f}, {r.ci[1]:.0f}] | {r.validation_elo:.0f} "
-            f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | {_opt(r.expected_score_next, '.3f')} | "
+            f"[{r.validation_ci[0]:.0f}, {r.validation_ci[1]:.0f}] | "
+            f"{optional(r.expected_score_next, '.3f')} | "
             f"{vs} | "
-            f"{r.nodes_per_move:.0f} | {_opt(r.median_depth, 'g')} | {_opt(r.blunder_rate, '.3f')} | "
+            f"{r.nodes_per_move:.0f} | {optional(r.median_depth, 'g')} | {optional(r.blunder_rate, '.3f')} | "
             f"{r.tactics[0]}/{r.tactics[1]} |"
         )
     lines += ["", "Measured on the validation games (score, 95 % CI) against the expected score:", "",
@@ -77,7 +75,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
         for other, (score, low, high) in sorted(r.measured_scores.items()):
             expected = _expected(outcome, name, other)
             lines.append(f"| {name} | {other} | {score:.3f} [{low:.3f}, {high:.3f}] | "
-                         f"{_opt(expected, '.3f')} |")
+                         f"{optional(expected, '.3f')} |")
     lines += ["", "| product level | Elo | 95 % CI |", "| --- | --- | --- |"]
     for name in LEVEL_NAMES:
         elo, low, high = outcome.product_elo[name]
@@ -104,7 +102,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
     lines += [
         "",
         f"Easy's blunder rate at most half the product Easy's "
-        f"({_opt(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
+        f"({optional(outcome.product_easy_blunder_rate, '.3f')}): {halved}.",
         f"Medium: target {outcome.medium_target:.0f} (midpoint of Easy and Hard); {outcome.medium_note}.",
         *([f"Easy: {outcome.curves['easy']['note']}."] if "easy" in outcome.curves else []),
         "",
@@ -127,7 +125,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
                   "| position | player | curve | knob | predicted Elo [95 % CI] | note |",
                   "| --- | --- | --- | --- | --- | --- |"]
         for d in outcome.dial:
-            lines.append(f"| {d.index} | {d.player} | {d.curve} | {_opt(d.knob, 'g')} | {d.elo:.0f} "
+            lines.append(f"| {d.index} | {d.player} | {d.curve} | {optional(d.knob, 'g')} | {d.elo:.0f} "
                          f"[{d.ci[0]:.0f}, {d.ci[1]:.0f}] | {d.note} |")
         for check in outcome.dial_checks:
             verdict = "reproduced" if check.reproduced else "NOT reproduced"
@@ -172,7 +170,7 @@ def _hard_curve(outcome: CalibrationOutcome) -> list[str]:
     for p in points:
         nodes, ms = p.get("nodes_per_move"), p.get("ms_per_move")
         out.append(f"| {round(2 ** p['x']):,} | {p['elo']:.0f} | [{p['ci'][0]:.0f}, {p['ci'][1]:.0f}] | "
-                   f"{p['elo'] - product:+.0f} | {_opt(nodes, ',.0f')} | {_opt(ms, '.1f')} |")
+                   f"{p['elo'] - product:+.0f} | {optional(nodes, ',.0f')} | {optional(ms, '.1f')} |")
     return out
 
 

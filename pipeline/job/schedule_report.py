@@ -6,10 +6,7 @@ from collections.abc import Sequence
 
 from pipeline.games.schedule import SCHEDULE_FILE, SMALL_TASK_SECONDS, StageSchedule, read_schedules
 from pipeline.games.storage_fs import StorePath
-
-
-def _opt(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+from pipeline.job.cells import optional
 
 
 def schedule_markdown(schedules: Sequence[StageSchedule]) -> str:
@@ -23,8 +20,8 @@ def schedule_markdown(schedules: Sequence[StageSchedule]) -> str:
         rows.append(
             f"| {s.stage} | {s.slots} | {s.tasks} | {s.busy_share:.0%} | {s.mean_in_flight:.1f} / "
             f"{s.max_in_flight} | {s.task_seconds_p10:.1f} / {s.task_seconds_p50:.1f} / "
-            f"{s.task_seconds_p90:.1f} | {s.small_task_share:.0%} | {_opt(s.driver_cpu_per_task, '.3f')} "
-            f"| {_opt(s.driver_slot_limit, '.0f')} |")
+            f"{s.task_seconds_p90:.1f} | {s.small_task_share:.0%} | {optional(s.driver_cpu_per_task, '.3f')} "
+            f"| {optional(s.driver_slot_limit, '.0f')} |")
     return "\n".join(rows) + "\n"
 
 
