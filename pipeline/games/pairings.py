@@ -158,11 +158,13 @@ def play_pairings(
     *,
     stage_seeds: bool = False,
     on_task: TaskFn | None = None,
+    on_resumed: Callable[[Sequence[BatchSpec]], None] | None = None,
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
     Batch files from an earlier (killed) driver that match their checksum records are kept and
-    read back, not replayed; damaged ones are played again. Rows come back sorted by game id.
+    read back, not replayed (``on_resumed`` is told which); damaged ones are played again. Rows
+    come back sorted by game id.
     """
     specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
                           stage_seeds=stage_seeds)
@@ -173,6 +175,8 @@ def play_pairings(
     todo = [s for s in specs if s.batch_id not in done]
     total = sum(expected.values())
     resumed = sum(expected[b] for b in done)
+    if on_resumed is not None and done:
+        on_resumed([s for s in specs if s.batch_id in done])
     played = 0
     started = time.perf_counter()
     if progress is not None and not todo:

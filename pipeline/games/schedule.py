@@ -64,11 +64,19 @@ class TaskTimeline:
     arrived; safe to add to from several driver threads."""
 
     tasks: dict[str, list[tuple[TaskTiming, float]]] = field(default_factory=dict)
+    #: nominal CPU seconds of the batches read back on a resume, by stage group and pairing key
+    resumed: dict[str, dict[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, stage: str, timing: TaskTiming) -> None:
         with self._lock:
             self.tasks.setdefault(stage_group(stage), []).append((timing, time.process_time()))
+
+    def add_resumed(self, stage: str, pairing: str, nominal: float) -> None:
+        """A batch of ``stage`` found finished on disk: no task, but its games are not to come."""
+        with self._lock:
+            group = self.resumed.setdefault(stage_group(stage), {})
+            group[pairing] = group.get(pairing, 0.0) + nominal
 
     def schedules(self, slots: int) -> list[StageSchedule]:
         """Every stage group's schedule, then every job stage's (``tune``, ``calibrate``, ...)

@@ -17,9 +17,11 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.games.executor import Executor
+from pipeline.games.match import BatchSpec
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.schedule import TaskTimeline, TaskTiming
+from pipeline.games.sizing import game_seconds, pair_key
 from pipeline.games.storage import Root, atomic_write_bytes
 from pipeline.games.storage_fs import StorePath, store_path
 
@@ -51,13 +53,25 @@ class StageContext:
             self.on_play(stage, pairings)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
-                             stage_seeds=True, on_task=self._recorder(stage))
+                             stage_seeds=True, on_task=self._recorder(stage),
+                             on_resumed=self._resume_recorder(stage))
 
     def _recorder(self, stage: str) -> Callable[[TaskTiming], None] | None:
         timeline = self.timeline
         if timeline is None:
             return None
         return lambda timing: timeline.add(stage, timing)
+
+    def _resume_recorder(self, stage: str) -> Callable[[Sequence[BatchSpec]], None] | None:
+        timeline = self.timeline
+        if timeline is None:
+            return None
+
+        def record(specs: Sequence[BatchSpec]) -> None:
+            for spec in specs:
+                timeline.add_resumed(stage, pair_key(spec.player_a, spec.player_b),
+                                     2 * len(spec.openings) * game_seconds(spec))
+        return record
 
 
 def trial_slot(study: Any, trial: Any) -> int:

@@ -8,7 +8,8 @@ trials with the product's Easy), and a study's trials and the SPRT at their maxi
 estimate leans high until they end. When a stage group starts playing, its plan is replaced by the
 pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook). The
 driver's own work between tasks (the calibration's checks after its validation, the export) is
-planned too (:func:`driver_work`), as wall seconds on no slot.
+planned too (:func:`driver_work`), as wall seconds on no slot. Batches read back on a resume
+(``TaskTimeline.resumed``) are games no longer to come.
 
 As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
 over its nominal ones correct its remaining games; a pairing not measured yet takes the ratio of
@@ -24,7 +25,7 @@ flight does not predict the occupancy of one that fans out, nor the other way ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.games.schedule import TaskTimeline, TaskTiming, stage_group
@@ -125,7 +126,8 @@ class JobClock:
                 if not plans:
                     continue
                 stage = _stage_of(name)
-                left = _group_seconds(plans, tasks.get(name, []), every, self.speed)
+                left = _group_seconds(plans, tasks.get(name, []), every, self.speed,
+                                      self.timeline.resumed.get(name, {}))
                 cpu_by_stage[stage] = cpu_by_stage.get(stage, 0.0) + left
                 plans_by_stage.setdefault(stage, []).extend(plans)
         for stage, cpu in cpu_by_stage.items():
@@ -158,23 +160,26 @@ def _width(plans: Sequence[PlannedGames]) -> int:
 
 
 def _group_seconds(plans: Sequence[PlannedGames], done: Sequence[TaskTiming],
-                   job_done: Sequence[TaskTiming], speed: float) -> float:
+                   job_done: Sequence[TaskTiming], speed: float, resumed: Mapping[str, float]) -> float:
     """Task seconds left of one group's plan: a measured pairing corrected by its own ratio, an
-    unmeasured one by :func:`_prior_ratio`."""
+    unmeasured one by :func:`_prior_ratio`; ``resumed``: the nominal seconds by pairing of the
+    batches read back on a resume (no longer to come)."""
     by_key: dict[str, list[TaskTiming]] = {}
     for t in done:
         by_key.setdefault(t.pairing, []).append(t)
     planned_keys = {p.pairing for p in plans}
     unmatched = sum(t.estimated for t in done if t.pairing not in planned_keys)
+    unmatched += sum(v for k, v in resumed.items() if k not in planned_keys)
     open_total = sum(p.nominal for p in plans if p.pairing not in by_key)
     cpu = 0.0
     for p in plans:
+        read_back = resumed.get(p.pairing, 0.0)
         if p.pairing in by_key:
-            left = max(0.0, p.nominal - sum(t.estimated for t in by_key[p.pairing]))
+            left = max(0.0, p.nominal - read_back - sum(t.estimated for t in by_key[p.pairing]))
             ratio = _ratio(by_key[p.pairing]) or 1.0
         else:
             share = p.nominal / open_total if open_total > 0 else 0.0
-            left = max(0.0, p.nominal - unmatched * share)
+            left = max(0.0, p.nominal - read_back - unmatched * share)
             ratio = _prior_ratio(p, job_done, speed)
         cpu += left * ratio
     return cpu

@@ -114,9 +114,11 @@ def test_play_pairings_writes_resumes_and_reproduces(tmp_path: Path) -> None:
 
     (folder / "batch-000001.parquet").unlink()
     played.clear()
+    read_back: list[int] = []
     again = play_pairings(InProcessExecutor(counting), tmp_path, "run", "tune/trial-0001", "english",
-                          pairings, 5, 4, 30, DECK)
-    assert played == [1]  # the finished batch is kept, not replayed
+                          pairings, 5, 4, 30, DECK,
+                          on_resumed=lambda specs: read_back.extend(s.batch_id for s in specs))
+    assert played == [1] and read_back == [0]  # the finished batch is kept, not replayed
     keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
     assert again.select(keep).equals(table.select(keep))
 

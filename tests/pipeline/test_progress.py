@@ -77,6 +77,16 @@ def test_the_plan_carries_each_pairings_shape() -> None:
     assert 0 < p.search_seconds < p.seconds_per_game
 
 
+def test_batches_read_back_on_a_resume_are_not_to_come() -> None:
+    timeline = TaskTimeline()
+    clock = JobClock(timeline, slots=1)
+    clock.replan([PlannedGames("calibrate/curves", "ab", 10, 2.0),
+                  PlannedGames("calibrate/curves", "cd", 10, 1.0)])
+    timeline.add_resumed("calibrate/curves", "ab", 12.0)  # 12 of ab's 20 nominal s are on disk
+    timeline.add_resumed("calibrate/curves", "zz", 5.0)  # a stand-in's games: against the unmeasured plan
+    assert clock.estimate(now=0.0).seconds == pytest.approx(20.0 + 10.0 - 12.0 - 5.0)
+
+
 def test_games_of_unplanned_players_count_against_the_stand_ins() -> None:
     timeline = TaskTimeline()
     clock = JobClock(timeline, slots=1)
