@@ -318,3 +318,13 @@ def test_estimate_gives_a_ci_for_any_function_of_the_ratings() -> None:
     assert mid.ci_low < mid.value < mid.ci_high
     with pytest.raises(RatingsError, match="must map k rows"):
         fit.estimate(lambda e: e)
+
+
+def test_the_fit_and_the_match_give_the_same_elo_for_the_same_games() -> None:
+    # `pipeline match` and the level check report match_score; the run, its report, MLflow and the
+    # profile report the fit: on one pairing's games both are the pooled score's Elo
+    table = _games(21, 60, [("p0", "p1")])
+    fit = _fit(table, "p0", anchor_elo=1500.0)
+    m = match_score(table, "p1", "p0", bootstrap=200, seed=1)
+    assert fit.rating("p1").value - 1500.0 == pytest.approx(m.elo.value, abs=0.5)
+    assert fit.rating("p1").value - 1500.0 == pytest.approx(score_to_elo(m.score.value), abs=0.5)
