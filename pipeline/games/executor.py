@@ -40,7 +40,7 @@ from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.schedule import TaskTiming
-from pipeline.games.sizing import Task, game_seconds, pair_key, pair_nodes, plan_tasks, task_seconds
+from pipeline.games.sizing import Task, batch_seconds, pair_key, pair_nodes, plan_tasks, task_seconds
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -94,7 +94,7 @@ class InProcessExecutor:
             table = self._batch_fn(spec)
             if on_task is not None:
                 on_task(TaskTiming(IN_PROCESS_NODE, started, time.time(), 1, table.num_rows,
-                                   2 * len(spec.openings) * game_seconds(spec),
+                                   batch_seconds(spec),
                                    pair_key(spec.player_a, spec.player_b),
                                    pair_nodes(spec.variant, spec.player_a, spec.player_b)))
             yield spec, table

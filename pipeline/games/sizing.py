@@ -37,18 +37,22 @@ TARGET_SECONDS = 15.0
 MAX_SECONDS = 30.0
 
 
-def nodes_per_move(player: GamePlayer) -> float:
-    """Expected search nodes of one decision: the budget or the depth bound, less random moves."""
-    full = min(float(player.node_budget), NODES_PER_DEPTH_BASE * 3.0 ** player.max_depth)
+def nodes_per_move(player: GamePlayer, budget_use: float = 1.0) -> float:
+    """Expected search nodes of one decision: the depth bound, or the budget (times
+    ``budget_use``) where it binds, less random moves."""
+    depth_bound = NODES_PER_DEPTH_BASE * 3.0 ** player.max_depth
+    full = depth_bound if depth_bound <= player.node_budget else budget_use * player.node_budget
     return full * (1.0 - player.weakening.random_move_prob)
 
 
 def expected_nodes(player: GamePlayer) -> float:
-    """Nodes one decision is expected to visit: :func:`nodes_per_move` with a binding budget
-    used to :data:`BUDGET_USE`."""
-    depth_bound = NODES_PER_DEPTH_BASE * 3.0 ** player.max_depth
-    used = depth_bound if depth_bound <= player.node_budget else BUDGET_USE * player.node_budget
-    return used * (1.0 - player.weakening.random_move_prob)
+    """Nodes one decision is expected to visit: a binding budget used to :data:`BUDGET_USE`."""
+    return nodes_per_move(player, BUDGET_USE)
+
+
+def batch_seconds(spec: BatchSpec) -> float:
+    """Estimated CPU seconds of a whole batch (both colours of each of its openings)."""
+    return 2 * len(spec.openings) * game_seconds(spec)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from pipeline.games.match import BatchSpec
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
 from pipeline.games.schedule import TaskTimeline, TaskTiming
-from pipeline.games.sizing import game_seconds, pair_key
+from pipeline.games.sizing import batch_seconds, pair_key
 from pipeline.games.storage import Root, atomic_write_bytes
 from pipeline.games.storage_fs import StorePath, store_path
 
@@ -69,8 +69,7 @@ class StageContext:
 
         def record(specs: Sequence[BatchSpec]) -> None:
             for spec in specs:
-                timeline.add_resumed(stage, pair_key(spec.player_a, spec.player_b),
-                                     2 * len(spec.openings) * game_seconds(spec))
+                timeline.add_resumed(stage, pair_key(spec.player_a, spec.player_b), batch_seconds(spec))
         return record
 
 
