@@ -85,7 +85,10 @@ _DECK_TAG = 0x63616C69  # "cali": the opening split's stream
 _STREAM = 0  # every pairing of a stage plays the same openings
 STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EASY_TOLERANCE
 BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
-NOISY_REPEATS = 4  # pairs per opening of a pairing of cheap players of which one is noisy
+NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which one is noisy
+#: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
+#: repeated cheap pairings would otherwise make the driver's checks grow with their games
+BLUNDER_SAMPLE = 20_000
 CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player
 EASY_SCALES = (0.0, 0.4, 0.7, 1.0, 1.3, 1.6)  # Easy's axis: the chosen mix's weakening times these
 MAX_RANDOM_MOVE = 0.9  # the axis never makes Easy a random mover
@@ -228,7 +231,8 @@ def _easy_trial(
     score = float(np.mean(scores))
     clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
     gap = float(-400.0 * np.log10(1.0 / clipped - 1.0))
-    blunders = blunder_rate(ctx.variant, table, player.name)
+    blunders = blunder_rate(ctx.variant, table, player.name, max_positions=BLUNDER_SAMPLE,
+                            seed=ctx.run_seed + slot)
     rate = blunders.rate if blunders.rate is not None else 1.0
     constraint = abs(gap) - claims.EASY_TOLERANCE
     tell_trial(
@@ -457,7 +461,8 @@ def run_calibration(
     levels: dict[str, LevelOutcome] = {}
     for i, level in enumerate(LEVEL_NAMES):
         player = chosen[level]
-        blunders = blunder_rate(ctx.variant, validation, player.name)
+        blunders = blunder_rate(ctx.variant, validation, player.name, max_positions=BLUNDER_SAMPLE,
+                                seed=ctx.run_seed + i)
         nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
         elo, low, high = _interval(pooled, {player.name: 1.0})
         vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
@@ -479,7 +484,8 @@ def run_calibration(
             tactics=_tactics(player, tactics),
             measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
         )
-    product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"))
+    product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"),
+                                    max_positions=BLUNDER_SAMPLE, seed=ctx.run_seed)
     checks = []
     for lv, player in checked:
         measured = match_score(validation, player.name, product.anchor, bootstrap=section.bootstrap,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from engine.variants import get_variant
 from pipeline.calibration.method import (
+    BLUNDER_SAMPLE,
     BRIDGE_STEPS,
     CAL_DIR,
     DEPTH_POSITIONS,
@@ -97,14 +98,16 @@ def export_plan() -> PlannedGames:
 def checks_seconds(variant: str, weights: Mapping[str, float], section: CalibrateSection,
                    validation: Sequence[Pairing], ply_cap: int) -> float:
     """Driver seconds of the checks after the validation, at the nominal search speed: the
-    blunder rates of the levels and of the product's Easy over their games in ``validation``, and
+    blunder rates of the levels and of the product's Easy over their games in ``validation`` (at
+    most :data:`BLUNDER_SAMPLE` decisions each), and
     each level's median depth and tactics searches (the stand-ins of :func:`validation_stand_ins`
     for the levels)."""
     levels = _stand_in_levels(variant, weights, section)
     scored = [*levels.values(), product_levels(variant).spec("easy")]
     plies = min(ply_cap, EXPECTED_PLIES)
-    decisions = sum(2 * p.pairs * plies * DECISIONS_PER_PLY
-                    for spec in scored for p in validation if spec in (p.a_spec, p.b_spec))
+    decisions = sum(min(BLUNDER_SAMPLE, sum(2 * p.pairs * plies * DECISIONS_PER_PLY
+                                            for p in validation if spec in (p.a_spec, p.b_spec)))
+                    for spec in scored)
     searches = len(load_tactics(variant).positions) + DEPTH_POSITIONS
     nodes = decisions * BLUNDER_NODES_PER_DECISION + searches * sum(
         expected_nodes(resolve_player(spec, variant).game_player) for spec in levels.values())
