@@ -415,32 +415,14 @@ def run_calibration(
     fit = _fit(choice_games, product, section, ctx.run_seed)
     easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,
                                                         _elo(fit, product.player("easy")))
-    hard = curves.hard[-1]
-    target = (easy_elo + _elo(fit, hard.name)) / 2.0
-    medium, medium_note = _choose_medium(ctx.variant, weights, curves, fit, target)
-    say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {medium.name} (target {target:.0f}), "
-        f"hard {hard.name}")
-    dial = _plan_dial(ctx.variant, weights, section, curves, fit, easy_level, hard)
-    checked = [(lv, player) for lv, player in dial if lv.index in spot_checked([d for d, _ in dial])]
-
-    val_ctx = replace(ctx, deck=split.validation)
-    chosen = {"easy": easy_level, "medium": medium, "hard": hard}
     n_val = len(split.validation)
-    pairings = [Pairing(chosen[n].spec, product.spec(n), n_val, stream=_STREAM) for n in LEVEL_NAMES]
-    pairings += [
-        Pairing(chosen["medium"].spec, chosen["easy"].spec, n_val, stream=_STREAM),
-        Pairing(chosen["hard"].spec, chosen["medium"].spec, n_val, stream=_STREAM),
-    ]
-    pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
-    elos = {"easy": easy_elo, "medium": target, "hard": _elo(fit, hard.name)}
-    met = {frozenset((p.a_spec, p.b_spec)) for p in pairings}
-    for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
-        for weak, strong in itertools.pairwise(chain):
-            if frozenset((weak.spec, strong.spec)) not in met:  # two chains can share a link
-                met.add(frozenset((weak.spec, strong.spec)))
-                pairings.append(Pairing(strong.spec, weak.spec, n_val, stream=_STREAM))
+    choice = choose_levels(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo, n_val)
+    chosen, checked = choice.chosen, choice.checked
+    say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {chosen['medium'].name} "
+        f"(target {choice.target:.0f}), hard {chosen['hard'].name}")
+    val_ctx = replace(ctx, deck=split.validation)
     say(f"calibrate: validation on {n_val} fresh openings")
-    validation = val_ctx.play(f"{CAL_DIR}/validation", with_repeats(ctx.variant, pairings))
+    validation = val_ctx.play(f"{CAL_DIR}/validation", with_repeats(ctx.variant, choice.pairings))
     vfit = _fit(validation, product, section, ctx.run_seed + 1)
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     groups = measured_groups(validation)
@@ -505,8 +487,8 @@ def run_calibration(
         product_elo={p: _interval(pooled, {product.player(p): 1.0}) for p in LEVEL_NAMES},
         product_easy_blunder_rate=product_blunders.rate,
         easy_blunder_halved=claims.blunder_claim(levels["easy"].blunder_rate, product_blunders.rate),
-        medium_target=target,
-        medium_note=medium_note,
+        medium_target=choice.target,
+        medium_note=choice.medium_note,
         curves={
             "hard": _curve_json(
                 pooled,
@@ -532,11 +514,60 @@ def run_calibration(
         validation_openings=tuple(o.id for o in split.validation),
         games=everything.num_rows,
         scale=pooled.to_json(samples=False),
-        dial=tuple(lv for lv, _ in dial),
+        dial=tuple(lv for lv, _ in choice.dial),
         dial_checks=tuple(checks),
     )
     write_result(ctx.run_folder / CAL_DIR / RESULT_FILE, outcome.to_json())
     return outcome
+
+
+@dataclass(frozen=True)
+class LevelChoice:
+    """The levels chosen on the choice fit and the validation's pairings (before repeats)."""
+
+    chosen: dict[str, PathPlayer]
+    target: float  # Medium's Elo target: the midpoint of Easy and Hard
+    medium_note: str
+    dial: tuple[tuple[DialLevel, PathPlayer], ...]  # the dial's levels (none when ``dial`` is 0)
+    checked: tuple[tuple[DialLevel, PathPlayer], ...]  # those of them the validation spot-checks
+    pairings: tuple[Pairing, ...]
+
+
+def choose_levels(
+    variant: str,
+    weights: Mapping[str, float],
+    section: CalibrateSection,
+    curves: Curves,
+    fit: ScaleFit,
+    product: ProductLevels,
+    easy: PathPlayer,
+    easy_elo: float,
+    n_val: int,
+) -> LevelChoice:
+    """Medium and Hard on ``fit`` given Easy (``easy`` at ``easy_elo``), the dial's spot checks,
+    and what the validation plays: each level against its product level, the adjacent levels, the
+    spot checks against the product's Medium, and the bridge chains between far-apart levels.
+    The job's ETA plans the validation with this too (``pipeline.job.job_plan``)."""
+    hard = curves.hard[-1]
+    target = (easy_elo + _elo(fit, hard.name)) / 2.0
+    medium, medium_note = _choose_medium(variant, weights, curves, fit, target)
+    dial = _plan_dial(variant, weights, section, curves, fit, easy, hard)
+    checked = tuple((lv, player) for lv, player in dial if lv.index in spot_checked([d for d, _ in dial]))
+    chosen = {"easy": easy, "medium": medium, "hard": hard}
+    pairings = [Pairing(chosen[n].spec, product.spec(n), n_val, stream=_STREAM) for n in LEVEL_NAMES]
+    pairings += [
+        Pairing(medium.spec, easy.spec, n_val, stream=_STREAM),
+        Pairing(hard.spec, medium.spec, n_val, stream=_STREAM),
+    ]
+    pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
+    elos = {"easy": easy_elo, "medium": target, "hard": _elo(fit, hard.name)}
+    met = {frozenset((p.a_spec, p.b_spec)) for p in pairings}
+    for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
+        for weak, strong in itertools.pairwise(chain):
+            if frozenset((weak.spec, strong.spec)) not in met:  # two chains can share a link
+                met.add(frozenset((weak.spec, strong.spec)))
+                pairings.append(Pairing(strong.spec, weak.spec, n_val, stream=_STREAM))
+    return LevelChoice(chosen, target, medium_note, tuple(dial), checked, tuple(pairings))
 
 
 def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, seed: int) -> ScaleFit:

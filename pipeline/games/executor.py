@@ -4,7 +4,9 @@ Both executors have one interface: ``run(specs, on_task)`` yields ``(spec, table
 finish, in completion order, so the driver can write each file the moment it arrives, and tells
 ``on_task`` when and where each task ran (:mod:`pipeline.games.schedule`). A Ray task holds
 work, not a game count (``pipeline.games.sizing``): several small batches, or one part of a big
-one, whose parts the driver joins before yielding the batch. The Ray executor keeps at most
+one, whose parts the driver joins before yielding the batch. It submits the first task of every
+player pairing first (``sizing.probe_first``: the ETA and the validation's plan see every
+pairing early), then the rest in order. The Ray executor keeps at most
 ``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
@@ -40,7 +42,15 @@ from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.schedule import TaskTiming
-from pipeline.games.sizing import Task, batch_seconds, pair_key, pair_nodes, plan_tasks, task_seconds
+from pipeline.games.sizing import (
+    Task,
+    batch_seconds,
+    pair_key,
+    pair_nodes,
+    plan_tasks,
+    probe_first,
+    task_seconds,
+)
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -239,7 +249,7 @@ class RayExecutor:
         specs = list(specs)
         if specs and self.options.warm_up:
             self.warm_up(specs[0])
-        tasks = plan_tasks(specs)
+        tasks = probe_first(plan_tasks(specs))
         parts_left: dict[int, int] = {}
         for task in tasks:
             for part in task:

@@ -159,12 +159,13 @@ def play_pairings(
     stage_seeds: bool = False,
     on_task: TaskFn | None = None,
     on_resumed: Callable[[Sequence[BatchSpec]], None] | None = None,
+    on_batch: Callable[[pa.Table], None] | None = None,
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
     Batch files from an earlier (killed) driver that match their checksum records are kept and
-    read back, not replayed (``on_resumed`` is told which); damaged ones are played again. Rows
-    come back sorted by game id.
+    read back, not replayed (``on_resumed`` is told which); damaged ones are played again.
+    ``on_batch`` is given each played batch's games once written. Rows come back sorted by game id.
     """
     specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
                           stage_seeds=stage_seeds)
@@ -183,6 +184,8 @@ def play_pairings(
         progress(Progress(stage, resumed, total, 0.0, 0.0))
     for spec, table in executor.run(todo, on_task):
         write_batch(table, output_root, storage_id, variant, spec.batch_id, spec=spec)
+        if on_batch is not None:
+            on_batch(table)
         played += table.num_rows
         if progress is not None:
             elapsed = time.perf_counter() - started

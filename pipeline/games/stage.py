@@ -41,6 +41,7 @@ class StageContext:
     progress: ProgressFn | None = None
     timeline: TaskTimeline | None = None  # every task's timing, by stage (pipeline.games.schedule)
     on_play: Callable[[str, Sequence[Pairing]], None] | None = None  # told each stage's pairings first
+    on_batch: Callable[[str, pa.Table], None] | None = None  # told each batch played (not read back)
 
     @property
     def run_folder(self) -> StorePath:
@@ -54,7 +55,13 @@ class StageContext:
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage),
-                             on_resumed=self._resume_recorder(stage))
+                             on_resumed=self._resume_recorder(stage), on_batch=self._batch_listener(stage))
+
+    def _batch_listener(self, stage: str) -> Callable[[pa.Table], None] | None:
+        listener = self.on_batch
+        if listener is None:
+            return None
+        return lambda table: listener(stage, table)
 
     def _recorder(self, stage: str) -> Callable[[TaskTiming], None] | None:
         timeline = self.timeline

@@ -6,7 +6,9 @@ how many tasks the group can keep in flight); stages whose players are not chose
 with stand-ins (the validation with curve points in the same pairings the method plays, Easy's
 trials with the product's Easy), and a study's trials and the SPRT at their maximum, so the
 estimate leans high until they end. When a stage group starts playing, its plan is replaced by the
-pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook). The
+pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook); the
+validation's plan is refined before that from a fit of the curve games so far
+(:meth:`JobClock.refine`), since the bridges it plays depend on the curves' Elo. The
 driver's own work between tasks (the calibration's checks after its validation, the export) is
 planned too (:func:`driver_work`), as wall seconds on no slot. Batches read back on a resume
 (``TaskTimeline.resumed``) are games no longer to come.
@@ -25,7 +27,9 @@ flight does not predict the occupancy of one that fans out, nor the other way ro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pipeline.games.schedule import TaskTimeline, TaskTiming, stage_group
@@ -35,6 +39,8 @@ from pipeline.games.sizing import pair_game_seconds, pair_key, pair_nodes, pair_
 #: are within this factor of its own players', the weaker with the weaker, the stronger with the
 #: stronger
 LIKE_COST = 4.0
+#: wall seconds between two recomputations of a refined plan (:meth:`JobClock.refine`)
+REFINE_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,16 @@ class Eta:
 
 
 @dataclass
+class Refiner:
+    """A plan of some stage groups recomputed from the games so far (:meth:`JobClock.refine`)."""
+
+    groups: tuple[str, ...]
+    plan: Callable[[], list[PlannedGames] | None]
+    every: float
+    last: float = -math.inf
+
+
+@dataclass
 class JobClock:
     """The job's plan and the tasks that have finished (see the module docstring)."""
 
@@ -92,6 +108,29 @@ class JobClock:
     speed: float = 1.0  # nominal over measured search speed (the driver's bench), before any task
     plan: dict[str, list[PlannedGames]] = field(default_factory=dict)  # by stage group
     started: float | None = None  # wall time of the first task (from the timeline)
+    refiner: Refiner | None = None
+    _refining: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def refine(self, groups: Sequence[str], plan: Callable[[], list[PlannedGames] | None],
+               every: float = REFINE_SECONDS) -> None:
+        """Re-plan ``groups`` with ``plan()`` (None: keep the plan) at most every ``every`` wall
+        seconds, as estimates are asked for, until :meth:`stop_refining`."""
+        self.refiner = Refiner(tuple(groups), plan, every)
+
+    def stop_refining(self) -> None:
+        self.refiner = None
+
+    def _refine(self, now: float) -> None:
+        r = self.refiner
+        if r is None or now - r.last < r.every or not self._refining.acquire(blocking=False):
+            return
+        try:
+            r.last = now
+            work = r.plan()
+            if work is not None and self.refiner is r:
+                self.replan(work, r.groups)
+        finally:
+            self._refining.release()
 
     def replan(self, work: Iterable[PlannedGames], groups: Sequence[str] | None = None) -> None:
         """Replace the plan of ``groups`` (default: those in ``work``) with ``work``."""
@@ -114,6 +153,7 @@ class JobClock:
     def estimate(self, now: float, group: str | None = None) -> Eta:
         """The time left at wall time ``now`` (seconds since the epoch): the job's, or one stage
         group's."""
+        self._refine(now)
         tasks = {g: [t for t, _ in rows] for g, rows in self.timeline.tasks.items()}
         every = [t for rows in tasks.values() for t in rows]
         cpu_by_stage: dict[str, float] = {}

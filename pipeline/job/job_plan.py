@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
+import pyarrow as pa
+
 from engine.variants import get_variant
 from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
@@ -17,17 +19,20 @@ from pipeline.calibration.method import (
     DEPTH_POSITIONS,
     EASY_SCALES,
     NOISY_REPEATS,
+    choose_levels,
     curve_pairings,
     curve_players,
     with_repeats,
 )
-from pipeline.calibration.product import product_levels
+from pipeline.calibration.paths import PathPlayer
+from pipeline.calibration.product import ANCHOR_ELO, product_levels
 from pipeline.calibration.tactics_set import load_tactics
 from pipeline.config.job_sections import CalibrateSection, TuneSection
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import resolve_player
 from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, expected_nodes
 from pipeline.job.eta import PlannedGames, driver_work, planned
+from pipeline.ratings.scale import MIN_BOOTSTRAP, scale_from_games
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
 #: the calibration's checks on the driver after its validation: a blunder check searches every
@@ -40,7 +45,12 @@ EXPORT_SECONDS = 5.0
 CHECKS_GROUP = f"{CAL_DIR}/checks"
 
 #: stage groups played in one call: the pairings they start with are all their games
-EXACT_GROUPS = (f"{CAL_DIR}/curves", f"{CAL_DIR}/easy-axis", f"{CAL_DIR}/validation")
+CURVES_GROUP = f"{CAL_DIR}/curves"
+VALIDATION_GROUP = f"{CAL_DIR}/validation"
+EXACT_GROUPS = (CURVES_GROUP, f"{CAL_DIR}/easy-axis", VALIDATION_GROUP)
+#: the groups :class:`CurveGames` re-plans from the curve games so far
+REFINED_GROUPS = (VALIDATION_GROUP, CHECKS_GROUP)
+_FIT_COLUMNS = ("white_player", "black_player", "result_white", "opening_id")
 
 
 def exact_plan(stage: str, variant: str, pairings: Sequence[Pairing],
@@ -86,7 +96,8 @@ def calibrate_plan(variant: str, weights: Mapping[str, float], section: Calibrat
     validation = with_repeats(variant, validation_stand_ins(variant, weights, section))
     out += [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
             for p in validation]
-    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, weights, section, validation, ply_cap)))
+    levels = stand_in_levels(variant, weights, section)
+    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, levels, validation, ply_cap)))
     return out
 
 
@@ -95,14 +106,61 @@ def export_plan() -> PlannedGames:
     return driver_work("export", EXPORT_SECONDS)
 
 
-def checks_seconds(variant: str, weights: Mapping[str, float], section: CalibrateSection,
-                   validation: Sequence[Pairing], ply_cap: int) -> float:
+def validation_from_curves(variant: str, weights: Mapping[str, float], section: CalibrateSection,
+                           curve_games: pa.Table, ply_cap: int) -> list[PlannedGames] | None:
+    """The validation and its checks planned as the method will build them
+    (:func:`~pipeline.calibration.method.choose_levels`) from a fit of the curve games played so
+    far, the product's Easy standing in for Easy; None until every curve player has a game. The
+    bridges the method links depend on the curves' Elo, and a stand-in chain can cost several
+    times the real one."""
+    product = product_levels(variant)
+    curves = curve_players(variant, weights, section)
+    needed = {p.name for p in (*curves.hard, *curves.medium)} | set(product.players())
+    seen = {*curve_games.column("white_player").to_pylist(), *curve_games.column("black_player").to_pylist()}
+    if not needed <= seen:
+        return None
+    fit = scale_from_games(curve_games, anchor=product.anchor, anchor_elo=ANCHOR_ELO, bootstrap=MIN_BOOTSTRAP,
+                           seed=0)
+    easy = PathPlayer(product.player("easy"), product.level("easy"))
+    choice = choose_levels(variant, weights, section, curves, fit, product, easy, fit.rating(easy.name).value,
+                           section.validation_openings)
+    validation = with_repeats(variant, choice.pairings)
+    levels = {n: p.spec for n, p in choice.chosen.items()}
+    out = [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
+           for p in validation]
+    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, levels, validation, ply_cap)))
+    return out
+
+
+class CurveGames:
+    """The curve games played so far (the columns a fit reads), and the validation planned from
+    them (:func:`validation_from_curves`) for :meth:`pipeline.job.eta.JobClock.refine`. Batches
+    read back on a resume are not seen: the plan then waits until every curve player has played
+    in this driver."""
+
+    def __init__(self, variant: str, weights: Mapping[str, float], section: CalibrateSection,
+                 ply_cap: int) -> None:
+        self.variant, self.weights, self.section, self.ply_cap = variant, dict(weights), section, ply_cap
+        self._tables: list[pa.Table] = []
+
+    def add(self, stage: str, table: pa.Table) -> None:
+        if stage == CURVES_GROUP:
+            self._tables.append(table.select(list(_FIT_COLUMNS)))
+
+    def plan(self) -> list[PlannedGames] | None:
+        tables = list(self._tables)
+        if not tables:
+            return None
+        return validation_from_curves(self.variant, self.weights, self.section, pa.concat_tables(tables),
+                                      self.ply_cap)
+
+
+def checks_seconds(variant: str, levels: Mapping[str, str], validation: Sequence[Pairing],
+                   ply_cap: int) -> float:
     """Driver seconds of the checks after the validation, at the nominal search speed: the
-    blunder rates of the levels and of the product's Easy over their games in ``validation`` (at
-    most :data:`BLUNDER_SAMPLE` decisions each), and
-    each level's median depth and tactics searches (the stand-ins of :func:`validation_stand_ins`
-    for the levels)."""
-    levels = _stand_in_levels(variant, weights, section)
+    blunder rates of the ``levels`` (specs by level) and of the product's Easy over their games in
+    ``validation`` (at most :data:`BLUNDER_SAMPLE` decisions each), and each level's median depth
+    and tactics searches."""
     scored = [*levels.values(), product_levels(variant).spec("easy")]
     plies = min(ply_cap, EXPECTED_PLIES)
     decisions = sum(min(BLUNDER_SAMPLE, sum(2 * p.pairs * plies * DECISIONS_PER_PLY
@@ -114,7 +172,7 @@ def checks_seconds(variant: str, weights: Mapping[str, float], section: Calibrat
     return nodes / NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
 
 
-def _stand_in_levels(variant: str, weights: Mapping[str, float], section: CalibrateSection) -> dict[str, str]:
+def stand_in_levels(variant: str, weights: Mapping[str, float], section: CalibrateSection) -> dict[str, str]:
     """Stand-in specs of the three levels before they are chosen: the product's Easy, 4 plies
     without noise, the largest budget."""
     curves = curve_players(variant, weights, section)
@@ -132,7 +190,7 @@ def validation_stand_ins(variant: str, weights: Mapping[str, float],
     product = product_levels(variant)
     curves = curve_players(variant, weights, section)
     hard, medium = curves.hard, curves.medium
-    level = _stand_in_levels(variant, weights, section)
+    level = stand_in_levels(variant, weights, section)
     easy = level["easy"]
     weaker = [p.spec for p in medium[:-2]] or [level["medium"]]  # the noisier points, weakest first
     links = [(level[n], product.spec(n)) for n in ("easy", "medium", "hard")]

@@ -38,6 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pyarrow as pa
+
 from engine.bench import run_bench
 from engine.variants import get_variant
 from pipeline.calibration.method import run_calibration
@@ -63,7 +65,16 @@ from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, export_run
-from pipeline.job.job_plan import calibrate_plan, exact_plan, export_plan, tune_plan
+from pipeline.job.job_plan import (
+    CURVES_GROUP,
+    REFINED_GROUPS,
+    VALIDATION_GROUP,
+    CurveGames,
+    calibrate_plan,
+    exact_plan,
+    export_plan,
+    tune_plan,
+)
 from pipeline.job.level_runs import (
     LevelResult,
     calibration_results,
@@ -259,13 +270,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     speed = nominal / bench.nps if bench.nps > 0 else 1.0
     clock = printer.clock = JobClock(timeline, executor.slots, speed=speed)
     clock.replan(_job_plan(config, ctx, stages))
-
-    def on_play(stage: str, pairings: Sequence[Pairing]) -> None:
-        exact = exact_plan(stage, variant, pairings, ctx.ply_cap)
-        if exact is not None:
-            clock.replan(exact, [stage])
-
-    ctx = replace(ctx, on_play=on_play)
+    on_play, on_batch = _eta_hooks(config, ctx, clock, printer)
+    ctx = replace(ctx, on_play=on_play, on_batch=on_batch)
     try:
         if resuming:
             replay_damaged(folder, executor, lambda text: _say(text, summary))
@@ -276,6 +282,37 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     summary.tracking = tracker.summary()
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: ProgressPrinter) -> tuple[
+        Callable[[str, Sequence[Pairing]], None], Callable[[str, pa.Table], None]]:
+    """The stage hooks that keep the job's plan current: a stage group that starts playing is
+    planned exactly; while the curves play, the validation is re-planned from their games."""
+    curve_games: list[CurveGames] = []
+
+    def refined() -> list[PlannedGames] | None:
+        try:
+            return curve_games[-1].plan()
+        except ValueError as exc:  # a partial fit can fail (RatingsError); the stand-ins stay
+            printer.log(f"job ETA: the validation stays planned with stand-ins ({exc})")
+            return None
+
+    def on_play(stage: str, pairings: Sequence[Pairing]) -> None:
+        exact = exact_plan(stage, ctx.variant, pairings, ctx.ply_cap)
+        if exact is not None:
+            clock.replan(exact, [stage])
+        if stage == VALIDATION_GROUP:
+            clock.stop_refining()
+        elif stage == CURVES_GROUP:
+            weights = tuned_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
+            curve_games.append(CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap))
+            clock.refine(REFINED_GROUPS, refined)
+
+    def on_batch(stage: str, table: pa.Table) -> None:
+        if curve_games:
+            curve_games[-1].add(stage, table)
+
+    return on_play, on_batch
 
 
 def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> list[PlannedGames]:

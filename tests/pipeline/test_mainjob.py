@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.calibration.method import NOISY_REPEATS
 from pipeline.cli.main import main
 from pipeline.config.run_config import ConfigError
 from pipeline.job.main_job import JobOptions, load_job_config
@@ -192,8 +193,8 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     # overlaps (weakest medium - product easy, weakest hard - strongest medium): 12 pairings on the 4
     # openings; the 4 of them between cheap players with a noisy one (product easy - product
     # medium; the noisy medium point against the product's Medium, its neighbour and the product's
-    # Easy) play each opening 4 times: 8 x 4 + 4 x 16 pairs
-    assert curves.num_rows == (8 * 4 + 4 * 16) * 2
+    # Easy) play each opening NOISY_REPEATS times: 8 x 4 + 4 x 4 x NOISY_REPEATS pairs
+    assert curves.num_rows == (8 * 4 + 4 * 4 * NOISY_REPEATS) * 2
     assert len(set(curves.column("game_id").to_pylist())) == curves.num_rows
     assert len(set(curves.column("opening_id").to_pylist())) == 4  # every pairing on the same openings
     validation = read_games(folder.parent, f"{run_id}/calibrate/validation")
@@ -201,9 +202,9 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     # through one or two curve points (2 or 3 links): 9 to 11 pairings, each on the 4 openings
     pairings = Counter(zip(validation.column("player_a").to_pylist(),
                            validation.column("player_b").to_pylist(), strict=True))
-    assert 9 <= len(pairings) <= 11 and set(pairings.values()) <= {4 * 2, 4 * 4 * 2}
+    assert 9 <= len(pairings) <= 11 and set(pairings.values()) <= {4 * 2, 4 * NOISY_REPEATS * 2}
     easy = next(k for k in pairings if k[1] == "product-easy")
-    assert pairings[easy] == 4 * 4 * 2  # two noisy cheap players: each opening 4 times
+    assert pairings[easy] == 4 * NOISY_REPEATS * 2  # two noisy cheap players: each opening repeated
     assert len({frozenset(p) for p in pairings}) == len(pairings)  # no two players meet twice
     schedules = {s.stage: s for s in read_schedules(folder / "schedule.json")}
     assert {"tune/trials", "calibrate/curves", "calibrate/validation"} <= set(schedules)

@@ -6,20 +6,33 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from engine.features import default_weights
 from engine.variants import get_variant
+from pipeline.calibration.method import curve_pairings, curve_players, with_repeats
 from pipeline.calibration.paths import hard_player
 from pipeline.calibration.product import product_levels
-from pipeline.config.job_sections import calibrate_section
+from pipeline.config.job_sections import CalibrateSection, calibrate_section
 from pipeline.config.run_config import load_config
 from pipeline.games.pairings import Pairing, Progress
+from pipeline.games.players import resolve_player
 from pipeline.games.schedule import TaskTimeline, TaskTiming
-from pipeline.games.sizing import BUDGET_USE
+from pipeline.games.sizing import BUDGET_USE, pair_key
 from pipeline.games.storage_fs import store_path
 from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work, planned
-from pipeline.job.job_plan import calibrate_plan, checks_seconds, exact_plan, validation_stand_ins
+from pipeline.job.job_plan import (
+    CurveGames,
+    calibrate_plan,
+    checks_seconds,
+    exact_plan,
+    stand_in_levels,
+    validation_from_curves,
+    validation_stand_ins,
+)
 from pipeline.job.main_job import JobSummary, next_steps
 from pipeline.job.progress import ProgressPrinter, log_libraries_to
 
@@ -168,11 +181,16 @@ def test_the_checks_after_the_validation_are_planned_from_its_games() -> None:
     weights = default_weights(get_variant("english"))
     checks = [p for p in calibrate_plan("english", weights, section, 200) if p.driver]
     assert [p.group for p in checks] == ["calibrate/checks"]
-    base = checks_seconds("english", weights, section, validation_stand_ins("english", weights, section), 200)
+    levels = stand_in_levels("english", weights, section)
+    base = checks_seconds("english", levels, validation_stand_ins("english", weights, section), 200)
     wider = replace(section, validation_openings=2 * section.validation_openings)
-    more = checks_seconds("english", weights, wider, validation_stand_ins("english", weights, wider), 200)
+    more = checks_seconds("english", levels, validation_stand_ins("english", weights, wider), 200)
     assert checks[0].seconds_per_game > base  # the stand-ins' repeats add games to check
     assert base < more < 2 * base  # blunder checks grow with the games, the searches do not
+    huge = replace(section, validation_openings=100 * section.validation_openings)
+    huger = replace(section, validation_openings=200 * section.validation_openings)
+    capped = checks_seconds("english", levels, validation_stand_ins("english", weights, huge), 200)
+    assert checks_seconds("english", levels, validation_stand_ins("english", weights, huger), 200) == capped
 
 
 def test_a_planned_stage_groups_eta_is_costed_by_its_pairings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,3 +249,75 @@ def test_library_chatter_goes_to_the_log_file(tmp_path: Path, capsys: pytest.Cap
                     target.removeHandler(h)
                     h.close()
             target.propagate = propagate
+
+
+def test_a_refined_plan_replaces_its_groups_at_most_every_interval_until_stopped() -> None:
+    clock = JobClock(TaskTimeline(), slots=1)
+    clock.replan([PlannedGames("calibrate/validation", "stand-in", 10, 3.0),
+                  driver_work("calibrate/checks", 5.0)])
+    answers: list[list[PlannedGames] | None] = [None, [PlannedGames("calibrate/validation", "real", 10, 1.0)]]
+    calls: list[float] = []
+
+    def plan() -> list[PlannedGames] | None:
+        calls.append(0.0)
+        return answers[len(calls) - 1]
+
+    clock.refine(["calibrate/validation", "calibrate/checks"], plan, every=20.0)
+    assert clock.estimate(now=100.0).seconds == pytest.approx(35.0)  # None: the stand-ins stay
+    assert clock.estimate(now=110.0).seconds == pytest.approx(35.0) and len(calls) == 1  # not yet again
+    assert clock.estimate(now=121.0).seconds == pytest.approx(10.0)  # the checks' plan went with it
+    clock.stop_refining()
+    clock.replan([PlannedGames("calibrate/validation", "exact", 10, 2.0)], ["calibrate/validation"])
+    assert clock.estimate(now=500.0).seconds == pytest.approx(20.0) and len(calls) == 2
+
+
+def _curve_games(section: CalibrateSection, elos: dict[str, float], weights: dict[str, float]) -> pa.Table:
+    """Curve games of the quickstart's pairings with results drawn from ``elos`` (player id: Elo)."""
+    product = product_levels("english")
+    curves = curve_players("english", weights, section)
+    rng = np.random.default_rng(7)
+    rows: dict[str, list[object]] = {name: [] for name in ("white_player", "black_player", "result_white",
+                                                           "opening_id")}
+    for p in with_repeats("english", curve_pairings(product, curves, section.openings)):
+        a, b = (resolve_player(s, "english").player_id for s in (p.a_spec, p.b_spec))
+        for k in range(p.pairs):
+            for white, black in ((a, b), (b, a)):
+                expected = 1.0 / (1.0 + 10.0 ** ((elos[black] - elos[white]) / 400.0))
+                rows["white_player"].append(white)
+                rows["black_player"].append(black)
+                rows["result_white"].append(float(rng.random() < expected))
+                rows["opening_id"].append(k % section.openings)
+    return pa.table(rows)
+
+
+def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges() -> None:
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
+    section = replace(calibrate_section(config), openings=40)
+    weights = default_weights(get_variant("english"))
+    curves = curve_players("english", weights, section)
+    elos = {"product-easy": 1100.0, "product-medium": 1500.0, "product-hard": 2000.0}
+    elos |= {p.name: e for p, e in zip(curves.hard, (1750.0, 2250.0, 2300.0), strict=True)}
+    elos |= {p.name: 1300.0 + 100.0 * i for i, p in enumerate(curves.medium[:-1])}  # 4 plies up to 1700
+    five = curves.medium[-1]
+    elos[five.name] = 2000.0  # 5 plies: nearest a third and two thirds of the way from Medium to Hard
+    games = _curve_games(section, elos, weights)
+    partial = games.filter(pc.not_equal(games.column("black_player"), five.name))
+    partial = partial.filter(pc.not_equal(partial.column("white_player"), five.name))
+    assert validation_from_curves("english", weights, section, partial, 200) is None  # 5 plies unrated
+    plan = validation_from_curves("english", weights, section, games, 200)
+    assert plan is not None
+    keys = {p.pairing for p in plan if p.group == "calibrate/validation"}
+    # Medium (4 plies without noise, at 1700) to Hard: through 5 plies, as the method links them by
+    # Elo; the stand-ins' evenly spaced budgets would link 20,000 nodes to 2,000
+    assert pair_key(five.spec, curves.medium[-2].spec) in keys
+    assert pair_key(curves.hard[1].spec, five.spec) in keys
+    assert pair_key(curves.hard[1].spec, curves.hard[0].spec) not in keys
+    stand_ins = {pair_key(p.a_spec, p.b_spec) for p in validation_stand_ins("english", weights, section)}
+    assert pair_key(curves.hard[1].spec, curves.hard[0].spec) in stand_ins
+    assert [p.group for p in plan if p.driver] == ["calibrate/checks"]
+    collector = CurveGames("english", weights, section, 200)
+    assert collector.plan() is None
+    collector.add("calibrate/easy-axis", games)  # another stage's games are not the curves'
+    assert collector.plan() is None
+    collector.add("calibrate/curves", games)
+    assert collector.plan() == plan

@@ -6,7 +6,15 @@ import pyarrow as pa
 
 from pipeline.games.match import BatchSpec, make_batch_spec, part_of, play_batch
 from pipeline.games.openings import load_deck
-from pipeline.games.sizing import MAX_SECONDS, TARGET_SECONDS, game_seconds, plan_tasks, task_seconds
+from pipeline.games.sizing import (
+    MAX_SECONDS,
+    TARGET_SECONDS,
+    Part,
+    game_seconds,
+    plan_tasks,
+    probe_first,
+    task_seconds,
+)
 
 
 def batches(a: str, b: str, count: int, pairs: int = 5, variant: str = "english") -> list[BatchSpec]:
@@ -46,3 +54,12 @@ def test_parts_join_to_the_whole_batch() -> None:
     parts = pa.concat_tables([play_batch(part_of(spec, 0, 1)), play_batch(part_of(spec, 1, 3))])
     keep = [c for c in whole.column_names if not c.endswith("_seconds")]
     assert parts.sort_by("game_id").select(keep).equals(whole.select(keep))
+
+
+def test_every_pairing_has_a_task_near_the_front_and_no_task_is_lost() -> None:
+    a = batches("hard", "hard", 3)
+    b = [BatchSpec(**{**x.__dict__, "batch_id": 10 + x.batch_id}) for x in batches("easy", "random", 2)]
+    tasks = [(Part(a[0], 0, 5),), (Part(a[1], 0, 5),), (Part(a[2], 0, 3),),
+             (Part(a[2], 3, 5), Part(b[0], 0, 5)), (Part(b[1], 0, 5),)]
+    assert probe_first(tasks) == [tasks[0], tasks[3], tasks[1], tasks[2], tasks[4]]
+    assert probe_first(probe_first(tasks)) == probe_first(tasks)
