@@ -2,7 +2,7 @@
 
     python experiments/calibration/collect.py --config configs/runs/english.toml \
         --run runs/english-calibration-XXXX --check runs/checks/english \
-        --out experiments/2026-11-29-english-calibration
+        --out experiments/archive/2026-11-29-english-calibration
 
 Copies the config, the run's report plots and the check's plot, and writes ``results.md`` and
 ``results.json`` with the numbers the write-up quotes (ladder, tuning decision, levels, check,

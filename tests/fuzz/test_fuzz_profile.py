@@ -33,7 +33,14 @@ from hypothesis import strategies as st
 from engine.errors import ProfileError
 from engine.features import FEATURES
 from engine.params import PARAMS
-from engine.profile import MAX_PROFILE_BYTES, dump_profile, load_profile, parse_profile_text, profile_to_json
+from engine.profile import (
+    MAX_MEASURE,
+    MAX_PROFILE_BYTES,
+    dump_profile,
+    load_profile,
+    parse_profile_text,
+    profile_to_json,
+)
 from engine.variants import VARIANTS
 from tests.fuzz.conftest import (
     REPO,
@@ -120,11 +127,13 @@ def check_document(doc: Any) -> None:
     _text(prov["description"], LONG, nullable=False)
     prov_levels = _keys(prov["levels"], LEVELS)
     for name, lp in prov_levels.items():
-        optional = ("rated_against",) if isinstance(lp, dict) and "rated_against" in lp else ()
+        optional = tuple(k for k in ("rated_against", "measures") if isinstance(lp, dict) and k in lp)
         lp = _keys(lp, ("elo", "elo_ci", "description", *optional))
-        if optional and (lp["rated_against"] not in LEVELS or lp["rated_against"] == name):
+        if "measures" in lp:
+            _check_measures(lp["measures"])
+        if "rated_against" in lp and (lp["rated_against"] not in LEVELS or lp["rated_against"] == name):
             raise Invalid("rated_against names another level")
-        if optional and lp["elo"] is None:
+        if "rated_against" in lp and lp["elo"] is None:
             raise Invalid("rated_against needs an Elo")
         _text(lp["description"], LONG, nullable=False)
         if lp["elo"] is not None:
@@ -149,6 +158,20 @@ def check_document(doc: Any) -> None:
                 raise Invalid("rated_against chain")
             seen.append(step)
             step = prov_levels[step].get("rated_against")
+
+
+def _check_measures(measures: Any) -> None:
+    """``provenance.levels.<name>.measures``: nodes per move and median depth in [0, MAX_MEASURE]
+    (the depth may be null), shares in [0, 1] (blunder rate and score against the next level may
+    be null), a score against each of the product's levels."""
+    m = _keys(measures, ("nodes_per_move", "median_depth", "blunder_rate", "expected_score_next",
+                         "expected_score_product"))
+    for key, high in (("nodes_per_move", MAX_MEASURE), ("median_depth", MAX_MEASURE), ("blunder_rate", 1.0),
+                      ("expected_score_next", 1.0)):
+        if m[key] is not None or key == "nodes_per_move":
+            _number(m[key], "float", 0.0, high)
+    for score in _keys(m["expected_score_product"], LEVELS).values():
+        _number(score, "float", 0.0, 1.0)
 
 
 def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -64,17 +64,36 @@ def test_text_lists_run_product_and_profile_levels(tmp_path: Path,
     shipped = shipped_profile("english").provenance.levels
     for name in ("easy", "medium", "hard"):
         lp = shipped[name]
-        assert lp.elo is not None and lp.elo_ci is not None
+        m = lp.measures
+        assert lp.elo is not None and lp.elo_ci is not None and m is not None
         cells = _row(out, "english.json (english)", name)
         assert cells[1:3] == [f"{lp.elo:.0f}", f"[{lp.elo_ci[0]:.0f}, {lp.elo_ci[1]:.0f}]"]
-        assert cells[3:9] == ["-"] * 6  # the shipped file has no measures: nothing is filled in
-        assert (cells[-1] == f"CI relative to {lp.rated_against}") == (lp.rated_against is not None)
+        assert cells[5:8] == [f"{m.nodes_per_move:.0f}", f"{m.median_depth:g}", f"{m.blunder_rate:.4f}"]
         assert _row(out, "english-baseline.json (english)", name) == [name, *["-"] * 8]
-    assert "- r1 (english): score-based Elo, product-medium (english-baseline.json) held at 1500" in out
-    assert "- english.json (english): fixed point not recorded in the file" in out
+    scale = "score-based Elo, product-medium (english-baseline.json) held at 1500"
+    assert f"- r1 (english): {scale}" in out and f"- english.json (english): {scale}" in out
     assert "- english-baseline.json (english): no Elo recorded" in out
+    assert not [line for line in out.splitlines() if line.startswith("warning: ")]  # one scale, one variant
+
+
+def test_a_profile_rated_on_a_ladder_is_shown_without_measures_and_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = shipped_profile("english")
+    ladder = {n: replace(lp, measures=None, rated_against="medium" if n != "medium" else None)
+              for n, lp in shipped.provenance.levels.items()}
+    old = replace(shipped, provenance=replace(shipped.provenance, levels=ladder, description="ladder-rated"))
+    path = tmp_path / "ladder.json"
+    path.write_text(dump_profile(old), encoding="utf-8")
+    fake_run(tmp_path / "out", "r1")
+    code, out, _ = _run(["r1", str(path), "--output", str(tmp_path / "out")], capsys)
+    assert code == 0
+    for name in ("easy", "medium", "hard"):
+        cells = _row(out, "ladder.json (english)", name)
+        assert cells[3:9] == ["-"] * 6  # no measures in the file: nothing is filled in
+        assert (cells[-1] == "CI relative to medium") == (name != "medium")
+    assert "- ladder.json (english): fixed point not recorded in the file" in out
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
-    assert warnings == ["warning: english.json (english): the file does not record its scale's fixed point, "
+    assert warnings == ["warning: ladder.json (english): the file does not record its scale's fixed point, "
                         "so its Elo cannot be matched to another input's"]
 
 
