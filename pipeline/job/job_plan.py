@@ -136,12 +136,13 @@ class CurveGames:
     """The curve games played so far (the columns a fit reads), and the validation planned from
     them (:func:`validation_from_curves`) for :meth:`pipeline.job.eta.JobClock.refine`. Batches
     read back on a resume are not seen: the plan then waits until every curve player has played
-    in this driver."""
+    in this driver. No new batch since the last plan: None (the last plan stands, no refit)."""
 
     def __init__(self, variant: str, weights: Mapping[str, float], section: CalibrateSection,
                  ply_cap: int) -> None:
         self.variant, self.weights, self.section, self.ply_cap = variant, dict(weights), section, ply_cap
         self._tables: list[pa.Table] = []
+        self._planned = 0  # batches the last plan was fitted on
 
     def add(self, stage: str, table: pa.Table) -> None:
         if stage == CURVES_GROUP:
@@ -149,8 +150,9 @@ class CurveGames:
 
     def plan(self) -> list[PlannedGames] | None:
         tables = list(self._tables)
-        if not tables:
+        if len(tables) == self._planned:
             return None
+        self._planned = len(tables)
         return validation_from_curves(self.variant, self.weights, self.section, pa.concat_tables(tables),
                                       self.ply_cap)
 

@@ -288,16 +288,19 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
         Callable[[str, Sequence[Pairing]], None], Callable[[str, pa.Table], None]]:
     """The stage hooks that keep the job's plan current: a stage group that starts playing is
     planned exactly; while the curves play, the validation is re-planned from their games."""
-    curve_games: list[CurveGames] = []
+    collector: CurveGames | None = None
 
-    def refined() -> list[PlannedGames] | None:
-        try:
-            return curve_games[-1].plan()
-        except ValueError as exc:  # a partial fit can fail (RatingsError); the stand-ins stay
-            printer.log(f"job ETA: the validation stays planned with stand-ins ({exc})")
-            return None
+    def refined(games: CurveGames) -> Callable[[], list[PlannedGames] | None]:
+        def plan() -> list[PlannedGames] | None:
+            try:
+                return games.plan()
+            except ValueError as exc:  # a partial fit can fail (RatingsError); the stand-ins stay
+                printer.log(f"job ETA: the validation stays planned with stand-ins ({exc})")
+                return None
+        return plan
 
     def on_play(stage: str, pairings: Sequence[Pairing]) -> None:
+        nonlocal collector
         exact = exact_plan(stage, ctx.variant, pairings, ctx.ply_cap)
         if exact is not None:
             clock.replan(exact, [stage])
@@ -305,12 +308,12 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
             clock.stop_refining()
         elif stage == CURVES_GROUP:
             weights = tuned_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
-            curve_games.append(CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap))
-            clock.refine(REFINED_GROUPS, refined)
+            collector = CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap)
+            clock.refine(REFINED_GROUPS, refined(collector))
 
     def on_batch(stage: str, table: pa.Table) -> None:
-        if curve_games:
-            curve_games[-1].add(stage, table)
+        if collector is not None:
+            collector.add(stage, table)
 
     return on_play, on_batch
 
