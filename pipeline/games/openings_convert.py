@@ -1,6 +1,6 @@
 """Convert pydraughts ballot files into the project's opening-deck format (run once, by hand).
 
-    python -m pipeline.games.openings_convert /work/shared/data/openings pipeline/data/openings
+    python -m pipeline.games.openings_convert data/ballots pipeline/data/openings
 
 Source layout (pydraughts 0.6.7 ``draughts/ballot_files``): ``{"all": {key: fen}, "standard":
 [key, ...], "lost": [key, ...]}``. Keys are ``"001 09-13 21-17 05-09"`` (english) or
