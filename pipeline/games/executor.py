@@ -43,6 +43,7 @@ from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
 from pipeline.games.schedule import TaskTiming
 from pipeline.games.sizing import (
+    TARGET_SECONDS,
     Task,
     batch_seconds,
     pair_key,
@@ -121,6 +122,7 @@ class RayOptions:
     num_cpus: int | None = None  # private local instance only; None = all cores
     node_ip_address: str | None = None  # private local instance only (tests: a loopback address)
     max_in_flight: int = 0  # 0: twice the cluster's CPUs
+    task_seconds: float = TARGET_SECONDS  # nominal CPU-seconds packed into one task (sizing)
     max_retries: int = 3  # Ray-level retries of a task whose worker died
     resubmits: int = 2  # driver-level resubmissions after Ray's retries are exhausted
     quiet: bool = True
@@ -249,7 +251,7 @@ class RayExecutor:
         specs = list(specs)
         if specs and self.options.warm_up:
             self.warm_up(specs[0])
-        tasks = probe_first(plan_tasks(specs))
+        tasks = probe_first(plan_tasks(specs, self.options.task_seconds))
         parts_left: dict[int, int] = {}
         for task in tasks:
             for part in task:

@@ -102,27 +102,31 @@ class Part:
 Task = tuple[Part, ...]
 
 
-def plan_tasks(specs: Iterable[BatchSpec]) -> list[Task]:
-    """Group batches (in order) into tasks of about TARGET_SECONDS; split batches above MAX_SECONDS."""
+def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> list[Task]:
+    """Group batches (in order) into tasks of about ``target`` nominal seconds; split batches above
+    twice that (:data:`TARGET_SECONDS` and :data:`MAX_SECONDS` by default)."""
+    if not target > 0:
+        raise ValueError(f"task target of {target!r} seconds: must be above 0")
+    most = MAX_SECONDS * target / TARGET_SECONDS
     tasks: list[Task] = []
     current: list[Part] = []
     load = 0.0
     for spec in specs:
         pairs = len(spec.openings)
         per_pair = 2 * game_seconds(spec)
-        if pairs * per_pair > MAX_SECONDS and pairs > 1:
+        if pairs * per_pair > most and pairs > 1:
             if current:
                 tasks.append(tuple(current))
                 current, load = [], 0.0
-            step = max(1, int(TARGET_SECONDS // per_pair))
+            step = max(1, int(target // per_pair))
             tasks.extend((Part(spec, k, min(k + step, pairs)),) for k in range(0, pairs, step))
             continue
-        if current and load + pairs * per_pair > MAX_SECONDS:
+        if current and load + pairs * per_pair > most:
             tasks.append(tuple(current))
             current, load = [], 0.0
         current.append(Part(spec, 0, pairs))
         load += pairs * per_pair
-        if load >= TARGET_SECONDS:
+        if load >= target:
             tasks.append(tuple(current))
             current, load = [], 0.0
     if current:

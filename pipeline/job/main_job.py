@@ -261,7 +261,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
     executor = make_executor(
         in_process=where.in_process,
         options=RayOptions(address=where.address, num_cpus=ray_cfg.num_cpus,
-                           node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight))
+                           node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight,
+                           task_seconds=j.task_seconds))
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
     timeline = TaskTimeline()
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,

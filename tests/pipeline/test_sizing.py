@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 
 from pipeline.games.match import BatchSpec, make_batch_spec, part_of, play_batch
 from pipeline.games.openings import load_deck
@@ -63,3 +64,14 @@ def test_every_pairing_has_a_task_near_the_front_and_no_task_is_lost() -> None:
              (Part(a[2], 3, 5), Part(b[0], 0, 5)), (Part(b[1], 0, 5),)]
     assert probe_first(tasks) == [tasks[0], tasks[3], tasks[1], tasks[2], tasks[4]]
     assert probe_first(probe_first(tasks)) == probe_first(tasks)
+
+
+def test_a_smaller_task_target_gives_more_tasks_over_the_same_pairs() -> None:
+    specs = batches("medium", "medium", 30)
+    default = plan_tasks(specs)
+    small = plan_tasks(specs, target=1.0)
+    assert len(default) == 1 and len(small) >= 4
+    assert covered(small) == covered(default)  # the same pairs in the same order: no game changes
+    assert all(task_seconds(t) <= 2.0 for t in small)
+    with pytest.raises(ValueError, match="task target of 0"):
+        plan_tasks(specs, target=0)
