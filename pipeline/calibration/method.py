@@ -137,15 +137,21 @@ def curve_players(variant: str, weights: Mapping[str, float], section: Calibrate
     return Curves(hard, (*medium, top), noise)
 
 
+def product_pairings(product: ProductLevels, pairs: int) -> list[Pairing]:
+    """The curve stage's first pairings: the product's levels in a chain. They need no tuned
+    weights, so the job can play them before the calibration starts (:func:`play_product_curves`)."""
+    return [
+        Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
+        Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM),
+    ]
+
+
 def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[Pairing]:
     """Every pairing of the curve stage, each on the same ``pairs`` openings: the product's levels
     in a chain, each curve point against its reference and its neighbour, and the curves' ends
     against the next level's (Medium's weakest point against the product's Easy, Hard's weakest
     against Medium's strongest), so the curves overlap where the product's levels are far apart."""
-    out = [
-        Pairing(product.spec("easy"), product.spec("medium"), pairs, stream=_STREAM),
-        Pairing(product.spec("medium"), product.spec("hard"), pairs, stream=_STREAM),
-    ]
+    out = product_pairings(product, pairs)
     for path, ref in ((curves.hard, "hard"), (curves.medium, "medium")):
         for i, player in enumerate(path):
             out.append(Pairing(player.spec, product.spec(ref), pairs, stream=_STREAM))
@@ -154,6 +160,15 @@ def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[P
     out.append(Pairing(curves.medium[0].spec, product.spec("easy"), pairs, stream=_STREAM))
     out.append(Pairing(curves.hard[0].spec, curves.medium[-1].spec, pairs, stream=_STREAM))
     return out
+
+
+def play_product_curves(ctx: StageContext, section: CalibrateSection) -> None:
+    """Play the curve stage's :func:`product_pairings` into its folder ahead of the calibration
+    (the job does it beside the tuning's SPRT). Their batches are the first of the stage's plan,
+    with the same ids and seeds, so the calibration reads them back instead of playing them."""
+    split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
+    pairings = with_repeats(ctx.variant, product_pairings(product_levels(ctx.variant), len(split.curve)))
+    replace(ctx, deck=split.curve).play(f"{CAL_DIR}/curves", pairings)
 
 
 def with_repeats(variant: str, pairings: Sequence[Pairing]) -> list[Pairing]:
@@ -375,11 +390,14 @@ def run_calibration(
     log: Log | None = None,
     window: TrialWindow | None = None,
     in_flight: int | None = None,
+    ahead: cf.Future[None] | None = None,
 ) -> CalibrationOutcome:
     """The whole method (see the module docstring); writes ``calibrate/result.json``. Called inside
     the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it. The
-    curve games and Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) are played
-    side by side: neither needs the other's results."""
+    curve games, Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) and then
+    Easy's axis are played side by side: none needs another's results. ``ahead``: the
+    :func:`play_product_curves` still running, which the curves wait for (so no batch is played
+    twice)."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
@@ -390,27 +408,34 @@ def run_calibration(
         f"{len(curves.medium)} Medium points, the product's three levels)"
     )
     say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
+    curve_games_plan = with_repeats(ctx.variant, curve_pairings(product, curves, len(split.curve)))
+
+    def play_curves() -> pa.Table:
+        if ahead is not None:
+            ahead.result()
+        return curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan)
+
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
-        curve_games_plan = with_repeats(ctx.variant, curve_pairings(product, curves, len(split.curve)))
-        curves_played = pool.submit(curve_ctx.play, f"{CAL_DIR}/curves", curve_games_plan)
+        curves_played = pool.submit(play_curves)
         trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker, window,
                                 in_flight)
+        reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
+        easy_tables = [
+            reader.play(
+                f"{CAL_DIR}/easy/trial-{t.slot:03d}",
+                easy_trial_pairings(ctx.variant, easy_player(ctx.variant, weights, t.params, t.player),
+                                    product, min(section.easy_openings, section.openings)),
+            )
+            for t in trials
+        ]
+        easy = choose_easy(trials)
+        _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
+        axis = easy_axis(ctx.variant, weights, easy.params)
+        say(f"calibrate: Easy's axis, {easy.player}'s weakening times "
+            f"{', '.join(f'{x:g}' for x in EASY_SCALES)}")
+        axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
+        axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
         curve_games = curves_played.result()
-    reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
-    easy_tables = [
-        reader.play(
-            f"{CAL_DIR}/easy/trial-{t.slot:03d}",
-            easy_trial_pairings(ctx.variant, easy_player(ctx.variant, weights, t.params, t.player), product,
-                                min(section.easy_openings, section.openings)),
-        )
-        for t in trials
-    ]
-    easy = choose_easy(trials)
-    _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
-    axis = easy_axis(ctx.variant, weights, easy.params)
-    say(f"calibrate: Easy's axis, {easy.player}'s weakening times {', '.join(f'{x:g}' for x in EASY_SCALES)}")
-    axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
-    axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
     choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
     fit = _fit(choice_games, product, section, ctx.run_seed)
     easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,

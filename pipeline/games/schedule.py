@@ -53,6 +53,10 @@ class TaskTiming:
         return max(0.0, self.ended - self.started)
 
 
+#: the schedule row of every task of the job, from the first task's start to the last one's end
+ALL_STAGES = "all"
+
+
 def stage_group(stage: str) -> str:
     """The stage a timeline is summarised under: trial folders fold into ``<study>/trials``."""
     return _TRIAL.sub("/trials", stage)
@@ -80,7 +84,8 @@ class TaskTimeline:
 
     def schedules(self, slots: int) -> list[StageSchedule]:
         """Every stage group's schedule, then every job stage's (``tune``, ``calibrate``, ...)
-        over all its groups, when it has more than one."""
+        over all its groups, when it has more than one, then the whole job's (:data:`ALL_STAGES`)
+        when it has more than one job stage."""
         with self._lock:
             groups = {k: list(v) for k, v in self.tasks.items()}
         out = [_summarise_arrivals(name, rows, slots) for name, rows in sorted(groups.items())]
@@ -90,6 +95,8 @@ class TaskTimeline:
         for name, rows in sorted(by_job.items()):
             if name not in groups and sum(1 for g in groups if g.split("/")[0] == name) > 1:
                 out.append(_summarise_arrivals(name, rows, slots))
+        if len(by_job) > 1:  # job stages overlap (work played ahead), so the whole job is its own row
+            out.append(_summarise_arrivals(ALL_STAGES, [r for rows in by_job.values() for r in rows], slots))
         return out
 
 

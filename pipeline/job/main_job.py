@@ -31,6 +31,7 @@ parent). The job run's id goes into the profile's provenance and into
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import posixpath
 import sys
 import time
@@ -42,7 +43,7 @@ import pyarrow as pa
 
 from engine.bench import run_bench
 from engine.variants import get_variant
-from pipeline.calibration.method import run_calibration
+from pipeline.calibration.method import play_product_curves, run_calibration
 from pipeline.config.job_sections import (
     calibrate_section,
     export_section,
@@ -290,6 +291,7 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
     """The stage hooks that keep the job's plan current: a stage group that starts playing is
     planned exactly; while the curves play, the validation is re-planned from their games."""
     collector: CurveGames | None = None
+    early: list[pa.Table] = []  # curve batches played ahead of the curve stage (beside the SPRT)
 
     def refined(games: CurveGames) -> Callable[[], list[PlannedGames] | None]:
         def plan() -> list[PlannedGames] | None:
@@ -310,11 +312,16 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
         elif stage == CURVES_GROUP:
             weights = tuned_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
             collector = CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap)
+            for table in early:
+                collector.add(stage, table)
+            early.clear()
             clock.refine(REFINED_GROUPS, refined(collector))
 
     def on_batch(stage: str, table: pa.Table) -> None:
         if collector is not None:
             collector.add(stage, table)
+        elif stage == CURVES_GROUP:
+            early.append(table)
 
     return on_play, on_batch
 
@@ -406,31 +413,11 @@ def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: A
             _log_ladder(tracker, ladder, ctx.run_folder)
         summary.lines.append(f"{ladder_summary(ladder)} ({source})")
         printer.log(summary.lines[-1])
-    if "tune" in stages:
-        section = tune_section(config)
-        if section is None:
-            if stages == ("tune",):
-
-                raise ConfigError(f"{config.source}: missing section [tune]")
-            summary.lines.append("tune: no [tune] section; the seed weights are used")
-        else:
-            opt = optuna_section(config)
-            step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {opt.parallel_trials} "
-                         f"in flight at most, then an SPRT of the best")
-            _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
-        if printer.clock is not None:
-            printer.clock.finish("tune")
-    weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
-    if "calibrate" in stages:
-        cal = calibrate_section(config)
-        if printer.clock is not None and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
-            printer.clock.replan(calibrate_plan(ctx.variant, weights, cal, ctx.ply_cap),
-                                 [g for g in printer.clock.plan if g.startswith("calibrate")])
-        step("calibrate", f"curves on {cal.openings} openings, {cal.easy_trials} Easy trials, validation on "
-                          f"{cal.validation_openings} fresh openings")
-        _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer)
-        if printer.clock is not None:
-            printer.clock.finish("calibrate")
+    ahead = _Ahead(config, ctx, stages)
+    try:
+        _tune_and_calibrate(config, ctx, stages, storage, tracker, summary, printer, step, ahead)
+    finally:
+        ahead.close()
     if "export" in stages or "report" in stages:
         step("export" if "export" in active else "report",
              "the profile and the report" if "export" in active and "report" in stages else "")
@@ -444,6 +431,61 @@ def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: A
         for path in report.files:
             tracker.log_artifact(path, "report")
         summary.lines.append(f"report: {report.folder}")
+
+
+def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any, tracker: Any,
+                        summary: JobSummary, printer: ProgressPrinter, step: _Steps, ahead: _Ahead) -> None:
+    j = job(config)
+    if "tune" in stages:
+        section = tune_section(config)
+        if section is None:
+            if stages == ("tune",):
+
+                raise ConfigError(f"{config.source}: missing section [tune]")
+            summary.lines.append("tune: no [tune] section; the seed weights are used")
+        else:
+            opt = optuna_section(config)
+            step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {opt.parallel_trials} "
+                         f"in flight at most, then an SPRT of the best")
+            _run_tune_stage(config, ctx, section, storage, tracker, summary, printer, ahead.start)
+        if printer.clock is not None:
+            printer.clock.finish("tune")
+    weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
+    if "calibrate" in stages:
+        cal = calibrate_section(config)
+        if printer.clock is not None and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
+            printer.clock.replan(calibrate_plan(ctx.variant, weights, cal, ctx.ply_cap),
+                                 [g for g in printer.clock.plan if g.startswith("calibrate")])
+        step("calibrate", f"curves on {cal.openings} openings, {cal.easy_trials} Easy trials, validation on "
+                          f"{cal.validation_openings} fresh openings")
+        _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer, ahead.future)
+        if printer.clock is not None:
+            printer.clock.finish("calibrate")
+
+
+class _Ahead:
+    """The calibration's pairings between the product's own levels, played beside the tuning's
+    SPRT (which plays one step at a time) when the job runs both stages; the calibration's curves
+    wait for them and read their batches back."""
+
+    def __init__(self, config: RunConfig, ctx: Any, stages: tuple[str, ...]) -> None:
+        self.config, self.ctx, self.stages = config, ctx, stages
+        self.future: cf.Future[None] | None = None
+        self._pool: cf.ThreadPoolExecutor | None = None
+
+    def start(self) -> None:
+        ctx = self.ctx
+        if ("calibrate" not in self.stages or self.future is not None
+                or read_result(ctx.run_folder / "calibrate" / "result.json") is not None):
+            return
+        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
+        self.future = self._pool.submit(play_product_curves, replace(ctx, on_play=None),
+                                        calibrate_section(self.config))
+
+    def close(self) -> None:
+        """Wait for the games still playing (their batch files stay for a resume)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 class _Steps:
@@ -481,7 +523,8 @@ def _log_ladder(tracker: Any, ladder: Any, folder: StorePath) -> None:
 
 
 def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tracker: Any,
-                    summary: JobSummary, printer: ProgressPrinter) -> None:
+                    summary: JobSummary, printer: ProgressPrinter,
+                    trials_done: Callable[[], None] | None = None) -> None:
 
     study = _open_studies(config, storage, ctx.run_folder, ["tune"])["tune"]
     opt = optuna_section(config)
@@ -489,7 +532,7 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
               "optuna.sampler": opt.sampler}
     result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
                       tracker=tracker, log=printer.log, params=params, window=trial_window(config),
-                      in_flight=opt.trials_in_flight or None)
+                      in_flight=opt.trials_in_flight or None, trials_done=trials_done)
     line = f"tune: {result.decision}"
     t = result.sprt
     if t is not None:
@@ -501,7 +544,8 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
 
 
 def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
-                         tracker: Any, summary: JobSummary, printer: ProgressPrinter) -> None:
+                         tracker: Any, summary: JobSummary, printer: ProgressPrinter,
+                         ahead: cf.Future[None] | None = None) -> None:
     """The calibrate stage run (Easy's trials, then a level run per level result), then on the job
     run: the levels' level-named metrics, the levels table and the level-ladder PNG."""
     study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
@@ -509,7 +553,7 @@ def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float],
                            tags=_stage_tags("calibrate", study)):
         outcome = run_calibration(ctx, calibrate_section(config), weights, study, tracker=tracker,
                                   log=printer.log, window=trial_window(config),
-                                  in_flight=optuna_section(config).trials_in_flight or None)
+                                  in_flight=optuna_section(config).trials_in_flight or None, ahead=ahead)
         tracker.log_artifact(ctx.run_folder / "calibrate" / "result.json")
         results = calibration_results(outcome)
         _log_levels(tracker, results, "calibrate")

@@ -21,6 +21,7 @@ from pipeline.calibration.method import (
     curve_players,
     easy_axis,
     easy_axis_pairings,
+    product_pairings,
     scaled_mix,
     split_openings,
     with_repeats,
@@ -30,6 +31,7 @@ from pipeline.calibration.paths import easy_player, hard_player, medium_player
 from pipeline.calibration.product import product_levels, product_profile_path
 from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import load_deck
+from pipeline.games.pairings import plan_pairings
 from pipeline.games.players import parse_player_spec
 from pipeline.ratings.curve import curve_from_samples
 
@@ -75,6 +77,22 @@ def test_every_curve_point_plays_its_reference_and_its_neighbour() -> None:
     assert ("hard-4000", "hard-1000") in names and ("medium-d5-n0", "medium-d4-n0") in names
     assert ("hard-16000", "product-hard") in names and ("medium-d4-n50", "product-medium") in names
     assert ("medium-d4-n100", "product-easy") in names and ("hard-1000", "medium-d5-n0") in names  # overlaps
+
+
+def test_the_product_pairings_played_ahead_are_the_first_batches_of_the_curve_stage() -> None:
+    """The job plays them beside the SPRT; the curve stage then finds the same batch files (ids,
+    seeds, openings) finished and reads them back instead of playing them again."""
+    section = CalibrateSection(hard_budgets=(1000, 200_000), medium_noise=(0.0, 100.0))
+    product = product_levels("english")
+    deck = load_deck("english")[:12]
+    ahead = with_repeats("english", product_pairings(product, 12))
+    full = with_repeats("english", curve_pairings(product, curve_players("english", WEIGHTS, section), 12))
+    assert full[: len(ahead)] == ahead
+    plan = {"run_id": "r", "stage": "calibrate/curves", "variant": "english", "run_seed": 5, "batch_size": 10,
+            "ply_cap": 200, "deck": deck, "stage_seeds": True}
+    ahead_specs = plan_pairings(pairings=ahead, **plan)  # type: ignore[arg-type]
+    full_specs = plan_pairings(pairings=full, **plan)  # type: ignore[arg-type]
+    assert len(full_specs) > len(ahead_specs) > 0 and full_specs[: len(ahead_specs)] == ahead_specs
 
 
 def test_cheap_pairings_with_a_noisy_player_repeat_their_openings() -> None:

@@ -60,10 +60,13 @@ def test_timeline_by_stage_and_job_stage() -> None:
     timeline.add("tune/confirm", _t(10, 16))
     timeline.add("calibrate/curves", _t(20, 30))
     names = [s.stage for s in timeline.schedules(slots=4)]
-    assert names == ["calibrate/curves", "tune/confirm", "tune/trials", "tune"]
-    tune = timeline.schedules(slots=4)[-1]
+    assert names == ["calibrate/curves", "tune/confirm", "tune/trials", "tune", "all"]
+    tune = timeline.schedules(slots=4)[-2]
     assert tune.tasks == 4 and tune.span_seconds == 16
     assert tune.busy_share == pytest.approx(24 / 64)
+    every = timeline.schedules(slots=4)[-1]  # job stages may overlap: the whole job has its own row
+    assert every.tasks == 5 and every.span_seconds == 30
+    assert every.busy_share == pytest.approx(34 / 120)
     assert timeline.schedules(slots=4)[0].driver_cpu_seconds is None  # one task: unknown
 
 
