@@ -396,8 +396,8 @@ def run_calibration(
     the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it. The
     curve games, Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) and then
     Easy's axis are played side by side: none needs another's results. ``ahead``: the
-    :func:`play_product_curves` still running, which the curves wait for (so no batch is played
-    twice)."""
+    :func:`play_product_curves` still running; the curves play their other pairings beside it
+    and read its batches back once it ends (so no batch is played twice)."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
@@ -409,11 +409,16 @@ def run_calibration(
     )
     say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
     curve_games_plan = with_repeats(ctx.variant, curve_pairings(product, curves, len(split.curve)))
+    played_ahead = range(len(product_pairings(product, len(split.curve))))  # the plan's first pairings
 
     def play_curves() -> pa.Table:
-        if ahead is not None:
-            ahead.result()
-        return curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan)
+        if ahead is None:
+            return curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan)
+        # beside the product's pairings still playing ahead, then every batch read back together
+        curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan, leave=played_ahead)
+        ahead.result()
+        quiet = replace(curve_ctx, progress=None, on_play=None, on_batch=None, timeline=None)
+        return quiet.play(f"{CAL_DIR}/curves", curve_games_plan)
 
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(play_curves)

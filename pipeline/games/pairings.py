@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,15 +160,20 @@ def play_pairings(
     on_task: TaskFn | None = None,
     on_resumed: Callable[[Sequence[BatchSpec]], None] | None = None,
     on_batch: Callable[[pa.Table], None] | None = None,
+    leave: Collection[int] = (),
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
     Batch files from an earlier (killed) driver that match their checksum records are kept and
     read back, not replayed (``on_resumed`` is told which); damaged ones are played again.
     ``on_batch`` is given each played batch's games once written. Rows come back sorted by game id.
+    ``leave``: indices of pairings whose batches another caller plays (the plan keeps their place,
+    so every other batch keeps its id and seeds); their games are neither played nor returned.
     """
     specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
                           stage_seeds=stage_seeds)
+    if leave:
+        specs = [s for s in specs if s.batch_id // BATCH_STRIDE not in leave]
     storage_id = stage_run_id(run_id, stage)
     remove_stale_temp_files(output_root, storage_id)
     expected = {s.batch_id: s.n_games for s in specs}

@@ -10,7 +10,7 @@ killed predecessor finished and replays none of them (the failed trial itself co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,15 +47,17 @@ class StageContext:
     def run_folder(self) -> StorePath:
         return self.output_root / self.run_id
 
-    def play(self, stage: str, pairings: Sequence[Pairing]) -> pa.Table:
+    def play(self, stage: str, pairings: Sequence[Pairing], leave: Collection[int] = ()) -> pa.Table:
         """Play (or read back) the games of ``pairings`` in stage folder ``stage``; the stage name
-        joins the player seeds, so no two stages share them."""
+        joins the player seeds, so no two stages share them. ``leave``: pairings another caller
+        plays (:func:`~pipeline.games.pairings.play_pairings`)."""
         if self.on_play is not None:
             self.on_play(stage, pairings)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage),
-                             on_resumed=self._resume_recorder(stage), on_batch=self._batch_listener(stage))
+                             on_resumed=self._resume_recorder(stage), on_batch=self._batch_listener(stage),
+                             leave=leave)
 
     def _batch_listener(self, stage: str) -> Callable[[pa.Table], None] | None:
         listener = self.on_batch

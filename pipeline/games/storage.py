@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -291,9 +292,15 @@ def _check_version(path: StorePath, source: Any, schema: pa.Schema) -> None:
 
 
 def remove_stale_temp_files(output_root: Root, run_id: str) -> list[StorePath]:
-    """Delete temp files left by a killed driver (they are never data). Returns what was removed."""
+    """Delete temp files left by a killed driver (they are never data). Returns what was removed.
+    Temp files named with this process's id are writes in flight on another of its threads (two
+    callers may play one stage folder side by side), so they stay; a leftover of an earlier
+    process that had the same id stays too, harmlessly, until its batch is written over it."""
     removed = []
+    own = f".{os.getpid()}.tmp"
     for path in run_dir(output_root, run_id).rglob(".*.tmp"):
+        if path.name.endswith(own):
+            continue
         path.unlink(missing_ok=True)
         removed.append(path)
     return removed

@@ -125,3 +125,24 @@ def test_play_pairings_writes_resumes_and_reproduces(tmp_path: Path) -> None:
     elsewhere = play_pairings(InProcessExecutor(), tmp_path / "other", "run", "tune/trial-0001", "english",
                               pairings, 5, 4, 30, DECK)
     assert elsewhere.select(keep).equals(table.select(keep))
+
+
+def test_left_pairings_are_played_by_another_caller_with_the_same_batches(tmp_path: Path) -> None:
+    """Pairing 0 played alone first (as the job plays the product's curve games ahead), the rest
+    played leaving it: together they are the batches one call of the whole plan writes."""
+    pairings = [Pairing("random", "random", 2, stream=0), Pairing("random", "random", 4, stream=0)]
+    ahead = play_pairings(InProcessExecutor(), tmp_path / "split", "run", "s", "english", pairings[:1], 5, 4,
+                          40, DECK, stage_seeds=True)
+    rest = play_pairings(InProcessExecutor(), tmp_path / "split", "run", "s", "english", pairings, 5, 4, 40,
+                         DECK, stage_seeds=True, leave=range(1))
+    assert ahead.num_rows == 4 and rest.num_rows == 8
+    assert {g // 4 // BATCH_STRIDE for g in rest.column("game_id").to_pylist()} == {1}
+    played: list[int] = []
+    together = play_pairings(InProcessExecutor(), tmp_path / "split", "run", "s", "english", pairings, 5, 4,
+                             40, DECK, stage_seeds=True,
+                             on_resumed=lambda specs: played.extend(s.batch_id for s in specs))
+    assert len(played) == 3  # every batch found finished, none played again
+    whole = play_pairings(InProcessExecutor(), tmp_path / "whole", "run", "s", "english", pairings, 5, 4, 40,
+                          DECK, stage_seeds=True)
+    keep = [c for c in whole.column_names if c not in TIMING_COLUMNS]
+    assert together.select(keep).equals(whole.select(keep))

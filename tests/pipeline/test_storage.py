@@ -63,15 +63,17 @@ def test_write_read_roundtrip(tmp_path: Path, batches: list[pa.Table]) -> None:
 def test_partial_temp_files_are_never_data(tmp_path: Path, batches: list[pa.Table]) -> None:
     write_batch(batches[0], tmp_path, "run", "english", 0)
     final = batch_path(tmp_path, "run", "english", 1).local_path()
-    torn = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    torn.write_bytes(b"PAR1 half a file")  # what a killed driver leaves behind
+    torn = final.with_name(f".{final.name}.{os.getpid() + 1}.tmp")
+    torn.write_bytes(b"PAR1 half a file")  # what a killed driver (another process) leaves behind
+    in_flight = final.with_name(f".batch-000002.parquet.{os.getpid()}.tmp")
+    in_flight.write_bytes(b"PAR1 being written")  # this driver's write on another thread
     assert finished_batches(tmp_path, "run", "english") == {0}
     assert read_games(tmp_path, "run").num_rows == 4
     # a reader who points pyarrow.dataset at the folder directly does not see it either
     plain = ds.dataset(tmp_path / "run" / "games", format="parquet", partitioning="hive")
     assert plain.to_table().num_rows == 4
     assert [p.local_path() for p in remove_stale_temp_files(tmp_path, "run")] == [torn]
-    assert not torn.exists()
+    assert not torn.exists() and in_flight.exists()
 
 
 def test_failed_write_leaves_nothing(tmp_path: Path, batches: list[pa.Table]) -> None:
