@@ -31,6 +31,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -200,6 +201,7 @@ class RayExecutor:
         self._remote = ray.remote(_run_batches).options(**self._task_options)
         #: node ids that ran their warm-up task
         self.warmed_nodes: set[str] = set()
+        self._warm_lock = threading.Lock()  # trials in flight call run() side by side: warm once
         self._batch_fn = batch_fn
         #: finished batches per node address (where the work ran; shown in the CLI summary)
         self.batches_by_node: dict[str, int] = {}
@@ -221,7 +223,13 @@ class RayExecutor:
         return max(1, 2 * cpus)
 
     def warm_up(self, spec: BatchSpec) -> None:
-        """Compile on every node not yet warmed: two plies of ``spec``'s first pair, pinned there."""
+        """Compile on every node not yet warmed: two plies of ``spec``'s first pair, pinned there.
+        Callers on other threads wait for a warm-up in progress instead of starting their own
+        (each would compile on another worker of the node, which is what the warm-up avoids)."""
+        with self._warm_lock:
+            self._warm_up(spec)
+
+    def _warm_up(self, spec: BatchSpec) -> None:
         ray = self._ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
