@@ -74,3 +74,29 @@ def test_tasks_share_a_numba_cache_dir_and_each_node_warms_up_once(smoke_config,
     for spec, table in {**first, **second}.items():
         keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
         assert table.select(keep).equals(local[spec].select(keep))
+
+
+def test_warm_up_runs_once_however_many_threads_ask() -> None:
+    """Trials in flight call ``run`` side by side; a second warm-up while one is in progress would
+    compile on another worker of each node."""
+    import threading
+    import time as clock
+
+    executor = object.__new__(RayExecutor)  # no Ray: only the warm-up's locking is under test
+    executor._warm_lock = threading.Lock()  # type: ignore[attr-defined]
+    running, most, calls = [0], [0], []
+
+    def fake_warm_up(spec: object) -> None:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        clock.sleep(0.05)
+        calls.append(spec)
+        running[0] -= 1
+
+    executor._warm_up = fake_warm_up  # type: ignore[method-assign]
+    threads = [threading.Thread(target=executor.warm_up, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and len(calls) == 8
