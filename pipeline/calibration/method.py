@@ -162,13 +162,13 @@ def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[P
     return out
 
 
-def play_product_curves(ctx: StageContext, section: CalibrateSection) -> None:
+def play_product_curves(ctx: StageContext, section: CalibrateSection) -> pa.Table:
     """Play the curve stage's :func:`product_pairings` into its folder ahead of the calibration
     (the job does it beside the tuning's SPRT). Their batches are the first of the stage's plan,
     with the same ids and seeds, so the calibration reads them back instead of playing them."""
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     pairings = with_repeats(ctx.variant, product_pairings(product_levels(ctx.variant), len(split.curve)))
-    replace(ctx, deck=split.curve).play(f"{CAL_DIR}/curves", pairings)
+    return replace(ctx, deck=split.curve).play(f"{CAL_DIR}/curves", pairings)
 
 
 def with_repeats(variant: str, pairings: Sequence[Pairing]) -> list[Pairing]:
@@ -390,14 +390,14 @@ def run_calibration(
     log: Log | None = None,
     window: TrialWindow | None = None,
     in_flight: int | None = None,
-    ahead: cf.Future[None] | None = None,
+    ahead: cf.Future[pa.Table] | None = None,
 ) -> CalibrationOutcome:
     """The whole method (see the module docstring); writes ``calibrate/result.json``. Called inside
     the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it. The
     curve games, Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) and then
     Easy's axis are played side by side: none needs another's results. ``ahead``: the
     :func:`play_product_curves` still running; the curves play their other pairings beside it
-    and read its batches back once it ends (so no batch is played twice)."""
+    and join its games once it ends (so no batch is played twice)."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
@@ -414,11 +414,9 @@ def run_calibration(
     def play_curves() -> pa.Table:
         if ahead is None:
             return curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan)
-        # beside the product's pairings still playing ahead, then every batch read back together
-        curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan, leave=played_ahead)
-        ahead.result()
-        quiet = replace(curve_ctx, progress=None, on_play=None, on_batch=None, timeline=None)
-        return quiet.play(f"{CAL_DIR}/curves", curve_games_plan)
+        # beside the product's pairings still playing ahead; theirs are the plan's first game ids
+        rest = curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan, leave=played_ahead)
+        return pa.concat_tables([ahead.result(), rest])
 
     with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(play_curves)

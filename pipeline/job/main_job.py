@@ -470,7 +470,7 @@ class _Ahead:
 
     def __init__(self, config: RunConfig, ctx: Any, stages: tuple[str, ...]) -> None:
         self.config, self.ctx, self.stages = config, ctx, stages
-        self.future: cf.Future[None] | None = None
+        self.future: cf.Future[pa.Table] | None = None
         self._pool: cf.ThreadPoolExecutor | None = None
 
     def start(self) -> None:
@@ -545,7 +545,7 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
 
 def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
                          tracker: Any, summary: JobSummary, printer: ProgressPrinter,
-                         ahead: cf.Future[None] | None = None) -> None:
+                         ahead: cf.Future[pa.Table] | None = None) -> None:
     """The calibrate stage run (Easy's trials, then a level run per level result), then on the job
     run: the levels' level-named metrics, the levels table and the level-ladder PNG."""
     study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
