@@ -72,7 +72,7 @@ from pipeline.games.stage import (
     write_result,
 )
 from pipeline.games.storage_fs import StorePath
-from pipeline.ratings.blunders import blunder_rate, move_texts
+from pipeline.ratings.blunders import BlunderStats, blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
 from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
 from pipeline.tracking.plots import optimisation_history_plot
@@ -89,6 +89,7 @@ NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which o
 #: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
 #: repeated cheap pairings would otherwise make the driver's checks grow with their games
 BLUNDER_SAMPLE = 20_000
+CHECKS_STAGE = f"{CAL_DIR}/checks"  # the validation's checks: blunder rates (tasks), depths, tactics
 CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player
 EASY_SCALES = (0.0, 0.4, 0.7, 1.0, 1.3, 1.6)  # Easy's axis: the chosen mix's weakening times these
 MAX_RANDOM_MOVE = 0.9  # the axis never makes Easy a random mover
@@ -105,6 +106,12 @@ class OpeningSplit:
     curve: tuple[Opening, ...]
     validation: tuple[Opening, ...]
     unused: tuple[Opening, ...]
+
+
+def measure_blunders(variant: str, table: pa.Table, player: str, seed: int) -> BlunderStats:
+    """``player``'s blunder rate over the games of ``table``, on at most :data:`BLUNDER_SAMPLE` of
+    its decisions drawn with ``seed`` (module-level: a task body of ``StageContext.compute``)."""
+    return blunder_rate(variant, table, player, max_positions=BLUNDER_SAMPLE, seed=seed)
 
 
 def split_openings(deck: Sequence[Opening], run_seed: int, curve: int, validation: int) -> OpeningSplit:
@@ -246,8 +253,8 @@ def _easy_trial(
     score = float(np.mean(scores))
     clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
     gap = float(-400.0 * np.log10(1.0 / clipped - 1.0))
-    blunders = blunder_rate(ctx.variant, table, player.name, max_positions=BLUNDER_SAMPLE,
-                            seed=ctx.run_seed + slot)
+    blunders = ctx.compute(f"{CAL_DIR}/easy/trial-{slot:03d}", measure_blunders, ctx.variant, table,
+                           player.name, ctx.run_seed + slot)
     rate = blunders.rate if blunders.rate is not None else 1.0
     constraint = abs(gap) - claims.EASY_TOLERANCE
     tell_trial(
@@ -471,8 +478,8 @@ def run_calibration(
     levels: dict[str, LevelOutcome] = {}
     for i, level in enumerate(LEVEL_NAMES):
         player = chosen[level]
-        blunders = blunder_rate(ctx.variant, validation, player.name, max_positions=BLUNDER_SAMPLE,
-                                seed=ctx.run_seed + i)
+        blunders = ctx.compute(CHECKS_STAGE, measure_blunders, ctx.variant, validation, player.name,
+                               ctx.run_seed + i)
         nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
         elo, low, high = _interval(pooled, {player.name: 1.0})
         vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
@@ -494,8 +501,8 @@ def run_calibration(
             tactics=_tactics(player, tactics),
             measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
         )
-    product_blunders = blunder_rate(ctx.variant, validation, product.player("easy"),
-                                    max_positions=BLUNDER_SAMPLE, seed=ctx.run_seed)
+    product_blunders = ctx.compute(CHECKS_STAGE, measure_blunders, ctx.variant, validation,
+                                   product.player("easy"), ctx.run_seed)
     checks = []
     for lv, player in checked:
         measured = match_score(validation, player.name, product.anchor, bootstrap=section.bootstrap,

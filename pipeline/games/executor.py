@@ -18,7 +18,9 @@ a missing auth token) ends in :class:`RayStartError`, one line naming the cause 
 ``NUMBA_CACHE_DIR`` set (``RayOptions.numba_cache_dir``, else the driver's own, else
 :data:`CLUSTER_NUMBA_CACHE` on a cluster), a folder each node keeps between tasks and jobs, and
 before its first batches the executor runs one warm-up task on every node (two plies of the first
-batch's first pair), so each node compiles once and its other workers load the cache.
+batch's first pair), so each node compiles once and its other workers load the cache. Every task
+reports the kernels its worker compiled while it ran (:mod:`engine.compiles`); ``compiles_by_node``
+adds them up per node, with the driver's own under its node, so a run shows that it held.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 import pyarrow as pa
 
+from engine.compiles import compiles_since, kernel_compiles
 from engine.runtime import configure_process
 from pipeline.config.placement import ray_start_problem
 from pipeline.games.match import BatchSpec, part_of, play_batch
@@ -58,9 +61,12 @@ from pipeline.games.sizing import (
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
 CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
 
+T = TypeVar("T")
 BatchFn = Callable[[BatchSpec], pa.Table]
 TaskFn = Callable[[TaskTiming], None]  # told of every finished task (pipeline.games.schedule)
 IN_PROCESS_NODE = "in-process"
+#: the pairing key of a task that played no games (:meth:`Executor.call`): no plan matches it
+CALL_PAIRING = "call"
 
 
 class BatchFailedError(RuntimeError):
@@ -88,6 +94,17 @@ class Executor(Protocol):
     @property
     def slots(self) -> int: ...
 
+    def compiles_by_node(self) -> dict[str, dict[str, int]]:
+        """Kernel compilations so far by node, then by kernel and signature, this process's
+        own (the driver's) included under its node."""
+        ...
+
+    def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
+        """``fn(*args)`` where the batches run (a module-level function: Ray sends it by name),
+        so work the driver would do (blunder rates) takes a worker's CPU instead of the driver's;
+        ``on_task`` is told of its task (no batches, no games, pairing :data:`CALL_PAIRING`)."""
+        ...
+
 
 class InProcessExecutor:
     """Plays batches one after another in this process (tests, small matches, overhead baseline)."""
@@ -110,6 +127,17 @@ class InProcessExecutor:
                                    pair_key(spec.player_a, spec.player_b),
                                    pair_nodes(spec.variant, spec.player_a, spec.player_b)))
             yield spec, table
+
+    def compiles_by_node(self) -> dict[str, dict[str, int]]:
+        compiled = kernel_compiles()  # the batches ran in this process: its whole count
+        return {IN_PROCESS_NODE: compiled} if compiled else {}
+
+    def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
+        started = time.time()
+        value = fn(*args)
+        if on_task is not None:
+            on_task(_call_timing(fn, IN_PROCESS_NODE, started, time.time()))
+        return value
 
     def close(self) -> None:
         pass
@@ -199,12 +227,16 @@ class RayExecutor:
             **({"runtime_env": self._runtime_env} if self._runtime_env else {}),
         }
         self._remote = ray.remote(_run_batches).options(**self._task_options)
+        self._call = ray.remote(_run_call).options(**self._task_options)
         #: node ids that ran their warm-up task
         self.warmed_nodes: set[str] = set()
         self._warm_lock = threading.Lock()  # trials in flight call run() side by side: warm once
         self._batch_fn = batch_fn
         #: finished batches per node address (where the work ran; shown in the CLI summary)
         self.batches_by_node: dict[str, int] = {}
+        self._compiles: dict[str, dict[str, int]] = {}  # node -> kernel -> compiles in tasks
+        self._compiles_lock = threading.Lock()
+        self._driver_node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
     @property
     def description(self) -> str:
@@ -221,6 +253,36 @@ class RayExecutor:
             return self.options.max_in_flight
         cpus = int(self._ray.cluster_resources().get("CPU", 1))
         return max(1, 2 * cpus)
+
+    def _count_compiles(self, node: str, compiled: dict[str, int]) -> None:
+        if not compiled:
+            return
+        with self._compiles_lock:
+            counts = self._compiles.setdefault(node, {})
+            for kernel, n in compiled.items():
+                counts[kernel] = counts.get(kernel, 0) + n
+
+    def compiles_by_node(self) -> dict[str, dict[str, int]]:
+        with self._compiles_lock:
+            out = {node: dict(counts) for node, counts in self._compiles.items()}
+        for kernel, n in kernel_compiles().items():  # the driver's (blunder rates, checks)
+            counts = out.setdefault(self._driver_node, {})
+            counts[kernel] = counts.get(kernel, 0) + n
+        return out
+
+    def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
+        ray = self._ray
+        try:
+            value, node, started, ended, compiled = ray.get(self._call.remote(fn, args))
+        except ray.exceptions.RayTaskError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None  # the function's own error (a bad games table, ...)
+            raise BatchFailedError(f"{getattr(fn, '__name__', fn)!s} failed in its Ray task: {err}") from err
+        self._count_compiles(node, compiled)
+        if on_task is not None:
+            on_task(_call_timing(fn, node, started, ended))
+        return cast(T, value)
 
     def warm_up(self, spec: BatchSpec) -> None:
         """Compile on every node not yet warmed: two plies of ``spec``'s first pair, pinned there.
@@ -246,11 +308,12 @@ class RayExecutor:
             refs.append((node_id, pinned.remote(self._batch_fn, (tiny,))))
         for node_id, ref in refs:
             try:
-                ray.get(ref)
+                _, node, _, _, compiled = ray.get(ref)
             except ray.exceptions.RayTaskError as err:
                 raise BatchFailedError(f"the warm-up batch failed on node {node_id}: {err}") from err
             except ray.exceptions.RayError:
                 continue  # a lost worker or node: its batches compile for themselves, or go elsewhere
+            self._count_compiles(node, compiled)
             self.warmed_nodes.add(node_id)
 
     def run(self, specs: Iterable[BatchSpec],
@@ -282,7 +345,7 @@ class RayExecutor:
             ref = ready[0]
             task, attempt = in_flight.pop(ref)
             try:
-                tables, node, started, ended = ray.get(ref)
+                tables, node, started, ended, compiled = ray.get(ref)
             except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
                 if attempt >= self.options.resubmits:
                     raise
@@ -295,6 +358,7 @@ class RayExecutor:
             next_task = next(pending, None)
             if next_task is not None:
                 submit(next_task, 0)
+            self._count_compiles(node, compiled)
             if on_task is not None:
                 first = task[0].spec
                 on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables),
@@ -353,17 +417,39 @@ def _held_stderr(enabled: bool) -> Iterator[_Held]:
 _configure_worker = functools.cache(configure_process)
 
 
-def _run_batches(batch_fn: BatchFn,
-                 specs: tuple[BatchSpec, ...]) -> tuple[list[pa.Table], str, float, float]:
+def _run_batches(batch_fn: BatchFn, specs: tuple[BatchSpec, ...]
+                 ) -> tuple[list[pa.Table], str, float, float, dict[str, int]]:
     """Task body: play its batches (or batch parts), say on which node and when the work ran
-    (module-level so Ray pickles it by name)."""
+    and which kernels the worker compiled meanwhile (module-level so Ray pickles it by name)."""
     import ray
 
     _configure_worker()
+    before = kernel_compiles()
     started = time.time()
     tables = [batch_fn(spec) for spec in specs]
+    ended = time.time()
     node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
-    return tables, node, started, time.time()
+    return tables, node, started, ended, compiles_since(before)
+
+
+def _run_call(fn: Callable[..., Any], args: tuple[Any, ...]
+              ) -> tuple[Any, str, float, float, dict[str, int]]:
+    """Task body of :meth:`RayExecutor.call`: the value, the node, when it ran, the kernels
+    compiled meanwhile."""
+    import ray
+
+    _configure_worker()
+    before = kernel_compiles()
+    started = time.time()
+    value = fn(*args)
+    ended = time.time()
+    node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    return value, node, started, ended, compiles_since(before)
+
+
+def _call_timing(fn: Callable[..., Any], node: str, started: float, ended: float) -> TaskTiming:
+    """The timeline's record of a :meth:`Executor.call` task: a slot busy without games."""
+    return TaskTiming(node, started, ended, 0, 0, 0.0, f"{CALL_PAIRING}:{getattr(fn, '__name__', 'call')}")
 
 
 def load_ray() -> None:

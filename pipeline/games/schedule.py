@@ -14,6 +14,9 @@ it. :func:`summarise` turns one stage's timeline into a :class:`StageSchedule`:
   task, the number of slots one driver core can keep fed before it saturates.
 
 Trial stages fold into one (``tune/trial-0003`` -> ``tune/trials``) so a study reads as one stage.
+Beside the stages, ``schedule.json`` keeps the kernel compilations of the driver that ran last, by
+node and kernel (the executor's ``compiles_by_node``): a node whose count of some kernel is above 1
+compiled it twice, which the numba cache folder and the per-node warm-up are there to prevent.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +32,7 @@ import numpy as np
 
 from pipeline.games.storage import Root, read_json, write_json
 from pipeline.games.storage_fs import store_path
-from pipeline.jsonrecord import Fields
+from pipeline.jsonrecord import Fields, RecordError
 
 SMALL_TASK_SECONDS = 5.0  # a task below this spends a visible share on scheduling and transfer
 _TRIAL = re.compile(r"/trial-\d+$")
@@ -187,22 +190,59 @@ def summarise(stage: str, timings: Sequence[TaskTiming], slots: int,
 
 
 SCHEDULE_FILE = "schedule.json"
+#: kernel compilations by node, then by kernel and signature
+Compiles = dict[str, dict[str, int]]
 
 
-def write_schedules(path: Root, schedules: Sequence[StageSchedule]) -> None:
+def write_schedules(path: Root, schedules: Sequence[StageSchedule],
+                    compiles: Mapping[str, Mapping[str, int]] | None = None) -> None:
     """Write the run's schedules, keeping a stored stage this driver played no task of (a resumed
-    run reads finished stages back)."""
-    kept = {s.stage: s for s in read_schedules(path)}
+    run reads finished stages back), and this driver's kernel compilations (``None``: keep the
+    stored ones)."""
+    stored, stored_compiles = _read(path)
+    kept = {s.stage: s for s in stored}
     kept.update({s.stage: s for s in schedules})
-    write_json(path, {"schema": 1, "stages": [kept[k].to_json() for k in sorted(kept)]})
+    counts = stored_compiles if compiles is None else {n: dict(c) for n, c in compiles.items()}
+    write_json(path, {"schema": 2, "stages": [kept[k].to_json() for k in sorted(kept)],
+                      "compiles": {n: dict(sorted(c.items())) for n, c in sorted(counts.items())}})
 
 
 def read_schedules(path: Root) -> list[StageSchedule]:
     """The stored schedules ([] when the run has none yet)."""
+    return _read(path)[0]
+
+
+def read_compiles(path: Root) -> Compiles:
+    """The stored kernel compilations by node ({} when none were recorded)."""
+    return _read(path)[1]
+
+
+def most_compiles(compiles: Mapping[str, Mapping[str, int]]) -> int:
+    """The most times one node compiled one kernel (0 when nothing was compiled)."""
+    return max((n for counts in compiles.values() for n in counts.values()), default=0)
+
+
+def _read(path: Root) -> tuple[list[StageSchedule], Compiles]:
     p = store_path(path)
     if not p.is_file():
-        return []
+        return [], {}
     data = read_json(p)
-    f = Fields(data, str(p), ("schema", "stages"))
-    f.constant("schema", 1)
-    return list(f.records("stages", StageSchedule.from_json))
+    where = str(p)
+    if isinstance(data, dict) and data.get("schema") == 1:  # written before compiles were counted
+        f = Fields(data, where, ("schema", "stages"))
+        return list(f.records("stages", StageSchedule.from_json)), {}
+    f = Fields(data, where, ("schema", "stages", "compiles"))
+    f.constant("schema", 2)
+    nodes = f.table("compiles", _kernel_counts)
+    return list(f.records("stages", StageSchedule.from_json)), nodes
+
+
+def _kernel_counts(data: object, where: str) -> dict[str, int]:
+    if not isinstance(data, dict):
+        raise RecordError(f"{where}: expected a JSON object of kernel compile counts")
+    counts: dict[str, int] = {}
+    for kernel, n in data.items():
+        if type(n) is not int or n < 1:
+            raise RecordError(f"{where}.{kernel}: expected a count of at least 1, got {n!r}")
+        counts[kernel] = n
+    return counts

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -24,6 +24,8 @@ from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.sizing import batch_seconds, pair_key
 from pipeline.games.storage import Root, atomic_write_bytes
 from pipeline.games.storage_fs import StorePath, store_path
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class StageContext:
                              stage_seeds=True, on_task=self._recorder(stage),
                              on_resumed=self._resume_recorder(stage), on_batch=self._batch_listener(stage),
                              leave=leave)
+
+    def compute(self, stage: str, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` where the batches run (:meth:`Executor.call`), its task recorded under
+        ``stage``: work the driver would otherwise do, such as a blunder rate, off its CPU."""
+        return self.executor.call(fn, args, self._recorder(stage))
 
     def _batch_listener(self, stage: str) -> Callable[[pa.Table], None] | None:
         listener = self.on_batch

@@ -16,6 +16,7 @@ from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
     BRIDGE_STEPS,
     CAL_DIR,
+    CHECKS_STAGE,
     DEPTH_POSITIONS,
     EASY_SCALES,
     NOISY_REPEATS,
@@ -42,7 +43,7 @@ BLUNDER_NODES_PER_DECISION = 8 * 5 * 3**3
 DECISIONS_PER_PLY = 0.4
 #: the export: the profile reloaded by the engine, the report's tables and plots
 EXPORT_SECONDS = 5.0
-CHECKS_GROUP = f"{CAL_DIR}/checks"
+CHECKS_GROUP = CHECKS_STAGE
 
 #: stage groups played in one call: the pairings they start with are all their games
 CURVES_GROUP = f"{CAL_DIR}/curves"

@@ -57,7 +57,7 @@ from pipeline.config.tracking_sections import mlflow_section, optuna_section
 from pipeline.games.executor import RayOptions, load_ray, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing
-from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, write_schedules
+from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, most_compiles, write_schedules
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.sizing import NOMINAL_NODES_PER_SECOND
 from pipeline.games.stage import StageContext, read_result
@@ -349,9 +349,10 @@ def record_schedules(ctx: StageContext, tracker: Any = None) -> None:
     if ctx.timeline is None or not ctx.timeline.tasks:
         return
     schedules = ctx.timeline.schedules(ctx.executor.slots)
-    write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules)
+    compiles = ctx.executor.compiles_by_node()
+    write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules, compiles)
     if tracker is not None:
-        metrics: dict[str, float] = {}
+        metrics: dict[str, float] = {"kernel_compiles_most_per_node": float(most_compiles(compiles))}
         for s in schedules:
             stage = s.stage.replace("/", "_")
             values = {"busy_share": s.busy_share, "mean_in_flight": s.mean_in_flight,

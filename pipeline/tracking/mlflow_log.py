@@ -37,7 +37,8 @@ Metric precision: every metric is rounded to the decimals its name documents
 - the scheduler's figures per stage, ``schedule_<quantity>_<stage>`` on the job run (stage
   ``calibrate/curves`` as ``calibrate_curves``): ``busy_share``, ``small_task_share`` and
   ``driver_cpu_per_task`` to 3 decimals, ``mean_in_flight`` and ``task_seconds_p50`` to 1,
-  ``max_in_flight``, ``tasks`` and ``driver_slot_limit`` whole.
+  ``max_in_flight``, ``tasks`` and ``driver_slot_limit`` whole; ``kernel_compiles_most_per_node``
+  (the most times one node compiled one kernel), whole.
 
 Level-named metrics ``<quantity>_<level>[_<stat>]`` (:func:`metric_name`, :func:`level_metrics`),
 e.g. ``elo_easy_ci_low``, give one run one column per level (a job's run-table row).
@@ -133,6 +134,7 @@ METRIC_DECIMALS: dict[str, int] = {
     "schedule_busy_share": 3, "schedule_mean_in_flight": 1, "schedule_max_in_flight": 0,
     "schedule_tasks": 0, "schedule_task_seconds_p50": 1, "schedule_small_task_share": 3,
     "schedule_driver_cpu_per_task": 3, "schedule_driver_slot_limit": 0,
+    "kernel_compiles_most_per_node": 0,  # the most times one node compiled one kernel
 }
 _BY_LENGTH = sorted(METRIC_DECIMALS, key=len, reverse=True)
 

@@ -98,8 +98,12 @@ class LoopbackCluster:
 
     def start(self) -> None:
         self.start_head()
+        self.start_node()
+
+    def start_node(self, *, cpus: int = 1) -> None:
+        """The second node, on 127.0.0.3, joining the head."""
         self._ray_start(
-            f"--address={self.address}", "--node-ip-address=127.0.0.3", "--num-cpus=1",
+            f"--address={self.address}", "--node-ip-address=127.0.0.3", f"--num-cpus={cpus}",
             f"--dashboard-agent-listen-port={free_port('127.0.0.3')}", f"--temp-dir={self.root}/node",
             log="node.log",
         )

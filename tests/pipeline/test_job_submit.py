@@ -5,8 +5,10 @@ study and a real `mlflow server` for tracking, all on loopback. The job uploads 
 its working dir and runs the tiny config (without its in-process switch) with the recipe's
 options. It must finish with everything in the durable places the options name: the run folder
 (an absolute path), the study in PostgreSQL, the runs on the MLflow server, kernels in the numba
-cache folder of the recipe's env_vars. The same submission without a tracking URI is refused
-before any game with the one-line error naming the key. Every process started is stopped.
+cache folder of the recipe's env_vars, which starts empty: with three trials in flight on two
+nodes, each node compiles every kernel at most once (the run's own count, ``schedule.json``).
+The same submission without a tracking URI is refused before any game with the one-line error
+naming the key. Every process started is stopped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.games.schedule import SCHEDULE_FILE, most_compiles, read_compiles
+
 from .conftest import REPO
 from .mlflow_server import MlflowServer
 from .pg_server import throwaway_postgres
@@ -33,10 +37,13 @@ EXCLUDES = ["runs/", "mlruns/", "mlartifacts/", "mlflow.db", "**/__pycache__/", 
 
 
 def _config(folder: Path) -> Path:
-    """configs/runs/tiny.toml without ``[ray] in_process`` (a Ray job plays on its cluster)."""
+    """configs/runs/tiny.toml without ``[ray] in_process`` (a Ray job plays on its cluster), with
+    its three trials in flight together."""
     text = (REPO / "configs" / "runs" / "tiny.toml").read_text()
     text = re.sub(r"\[ray\]\s*\nin_process = true\s*\n?", "", text)
     assert "in_process" not in text
+    text = text.replace("[optuna]\n", "[optuna]\nparallel_trials = 3\n")
+    assert "parallel_trials = 3" in text
     path = folder / "cluster-tiny.toml"
     path.write_text(text)
     return path
@@ -61,6 +68,7 @@ def test_main_job_as_a_ray_job_with_postgresql_and_an_mlflow_server(tmp_path: Pa
             env = {**cluster.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
             cluster.env = env  # `ray start` from this interpreter's folder: the job's `python` is ours
             cluster.start_head(cpus=2, dashboard=True)
+            cluster.start_node(cpus=2)
             config, out, cache = _config(tmp_path), tmp_path / "runs", tmp_path / "numba-cache"
 
             refused = _submit(cluster, env, cache, ["run", str(config), "--no-progress", "--output", str(out),
@@ -91,6 +99,11 @@ def test_main_job_as_a_ray_job_with_postgresql_and_an_mlflow_server(tmp_path: Pa
             runs = client.search_runs([experiment.experiment_id])
             assert runs and all(r.data.tags.get("output_folder") == str(run) for r in runs)
             assert any(cache.rglob("*.nbi"))  # the tasks compiled into the recipe's cache folder
+            compiles = read_compiles(run / SCHEDULE_FILE)
+            assert compiles, "an empty cache folder, yet no node compiled a kernel"
+            assert set(compiles) <= {"127.0.0.2", "127.0.0.3"}, compiles.keys()
+            assert most_compiles(compiles) == 1, {
+                node: {k: n for k, n in counts.items() if n > 1} for node, counts in compiles.items()}
     finally:
         cluster.stop()
         server.stop()

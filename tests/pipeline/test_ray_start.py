@@ -100,3 +100,27 @@ def test_warm_up_runs_once_however_many_threads_ask() -> None:
     for t in threads:
         t.join()
     assert most[0] == 1 and len(calls) == 8
+
+
+def _pid_plus(offset: int) -> int:
+    return os.getpid() + offset
+
+
+def _refuse(text: str) -> None:
+    raise ValueError(f"bad games table: {text}")
+
+
+def test_called_work_runs_on_a_worker_and_keeps_its_error(tmp_path: Path) -> None:
+    from pipeline.games.schedule import TaskTiming
+
+    executor = RayExecutor(RayOptions(num_cpus=1, node_ip_address="127.0.0.2",
+                                      numba_cache_dir=str(tmp_path / "numba-cache")))
+    seen: list[TaskTiming] = []
+    try:
+        pid = executor.call(_pid_plus, (0,), seen.append)
+        assert pid != os.getpid()  # not the driver's CPU
+        assert len(seen) == 1 and seen[0].node == "127.0.0.2" and seen[0].games == 0
+        with pytest.raises(ValueError, match="bad games table: row 3"):
+            executor.call(_refuse, ("row 3",))
+    finally:
+        executor.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,6 +16,8 @@ from pipeline.games.schedule import (
     TaskTimeline,
     TaskTiming,
     max_overlap,
+    most_compiles,
+    read_compiles,
     read_schedules,
     stage_group,
     summarise,
@@ -110,3 +113,60 @@ def test_report_table_of_the_stored_schedules(tmp_path: Path) -> None:
                     [summarise("tune/trials", [_t(0, 6), _t(0, 4)], slots=2, driver_cpu_seconds=0.1)])
     text = write_schedule_report(run, run).read_text()  # type: ignore[union-attr]
     assert "| tune/trials | 2 | 2 | 83% | 1.7 / 2 | 4.2 / 5.0 / 5.8 | 50% | 0.050 | 100 |" in text
+
+
+def test_kernel_compiles_are_stored_by_node_and_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "schedule.json"
+    stage = summarise("tune/trials", [_t(0, 6)], slots=1)
+    compiles = {"10.0.0.1": {"engine.kernel.search.search_root(int64)": 1},
+                "10.0.0.2": {"engine.kernel.search.search_root(int64)": 2, "engine.x(int64)": 1}}
+    write_schedules(path, [stage], compiles)
+    assert read_compiles(path) == compiles
+    assert most_compiles(compiles) == 2 and most_compiles({}) == 0
+    write_schedules(path, [stage])  # no counts given: the stored ones stay
+    assert read_compiles(path) == compiles
+    data = json.loads(path.read_text())
+    data["compiles"]["10.0.0.1"]["engine.y(int64)"] = 0
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecordError, match=r"engine\.y\(int64\): expected a count of at least 1"):
+        read_compiles(path)
+
+
+def test_a_schedule_written_before_compiles_were_counted_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "schedule.json"
+    stage = summarise("tune/trials", [_t(0, 6)], slots=1)
+    path.write_text(json.dumps({"schema": 1, "stages": [stage.to_json()]}))
+    assert read_schedules(path) == [stage] and read_compiles(path) == {}
+
+
+def test_report_says_whether_a_node_compiled_a_kernel_twice(tmp_path: Path) -> None:
+    from pipeline.games.storage_fs import store_path
+    from pipeline.job.schedule_report import compiles_markdown, write_schedule_report
+
+    once = {"n1": {"a(int64)": 1, "b(int64)": 1}, "n2": {"a(int64)": 1}}
+    assert "| n1 | 2 | 2 | 1 |" in compiles_markdown(once)
+    assert "Every node compiled each kernel at most once." in compiles_markdown(once)
+    twice = {"n1": {"a(int64)": 2}}
+    assert "**A node compiled a kernel more than once.**" in compiles_markdown(twice)
+    assert "every process loaded numba's cache" in compiles_markdown({})
+    run = store_path(tmp_path)
+    write_schedules(run / "schedule.json", [summarise("tune/trials", [_t(0, 6)], slots=1)], twice)
+    text = write_schedule_report(run, run).read_text()  # type: ignore[union-attr]
+    assert "## Kernel compilations by node" in text and "| n1 | 1 | 2 | 2 |" in text
+
+
+def _worker_pid(offset: int) -> int:
+    return os.getpid() + offset
+
+
+def test_work_called_through_the_executor_is_a_task_of_its_stage() -> None:
+    from pipeline.games.executor import CALL_PAIRING
+    from pipeline.games.stage import StageContext
+    from pipeline.games.storage_fs import store_path
+
+    timeline = TaskTimeline()
+    ctx = StageContext(InProcessExecutor(), store_path("/tmp"), "r", "english", 1, 4, 20, (),
+                       timeline=timeline)
+    assert ctx.compute("calibrate/easy/trial-002", _worker_pid, 5) == os.getpid() + 5
+    ((timing, _),) = timeline.tasks["calibrate/easy/trials"]
+    assert timing.games == 0 and timing.estimated == 0.0 and timing.pairing == f"{CALL_PAIRING}:_worker_pid"
