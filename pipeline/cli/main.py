@@ -20,6 +20,7 @@ import pipeline.cli.selfplay_verbs
 from engine.errors import DraughtsError
 from engine.runtime import configure_process
 from pipeline.cli.common import COMMANDS, EXIT_USAGE, UsageError
+from pipeline.games.stopping import stop_on_interrupt
 
 # the verb modules register their verbs in COMMANDS when imported
 VERB_MODULES = (pipeline.cli.selfplay_verbs, pipeline.cli.job_verbs, pipeline.cli.compare_verb,
@@ -56,7 +57,8 @@ def main(argv: Sequence[str] | None = None, *, configure: bool = False) -> int:
         args = build_parser().parse_args(argv)
         if configure:
             configure_process()
-        return int(args.handler(args))
+        with stop_on_interrupt():  # Ctrl-C stops the threads playing games too
+            return int(args.handler(args))
     except (UsageError, DraughtsError, ValueError, OSError) as err:  # OSError: paths, network
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE

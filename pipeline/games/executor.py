@@ -56,6 +56,7 @@ from pipeline.games.sizing import (
     probe_first,
     task_seconds,
 )
+from pipeline.games.stopping import POLL_SECONDS, check_stop
 
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -119,6 +120,7 @@ class InProcessExecutor:
     def run(self, specs: Iterable[BatchSpec],
             on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]:
         for spec in specs:
+            check_stop()
             started = time.time()
             table = self._batch_fn(spec)
             if on_task is not None:
@@ -272,8 +274,11 @@ class RayExecutor:
 
     def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
         ray = self._ray
+        ref = self._call.remote(fn, args)
+        while not ray.wait([ref], timeout=POLL_SECONDS)[0]:
+            check_stop()
         try:
-            value, node, started, ended, compiled = ray.get(self._call.remote(fn, args))
+            value, node, started, ended, compiled = ray.get(ref)
         except ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             if isinstance(cause, Exception):
@@ -341,7 +346,10 @@ class RayExecutor:
             if len(in_flight) >= limit:
                 break
         while in_flight:
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            check_stop()  # Ctrl-C: this thread stops too (pipeline.games.stopping)
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)
+            if not ready:
+                continue
             ref = ready[0]
             task, attempt = in_flight.pop(ref)
             try:

@@ -587,3 +587,37 @@ def test_silent_reuse_cases_are_refused_before_any_game(tmp_path: Path, monkeypa
     err = capsys.readouterr().err
     assert code == 2 and "[run].output_root = 'runs' (or --output) is relative" in err
     assert "[mlflow].tracking_uri" in err and "[optuna].storage" in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_calibration_ends_the_job_promptly(tmp_path: Path) -> None:
+    """The curves play on their own thread beside Easy's study; Ctrl-C must stop both, not wait
+    for the curves to finish, and say how to continue."""
+    text = re.sub(r"(?m)^openings = 4$", "openings = 60", TINY.read_text())  # curves of a few minutes
+    assert "openings = 60" in text
+    config = _config(tmp_path, text)
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "pipeline", "run", str(config), "--output", str(out), "--tracking-uri", uri,
+           "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list(out.glob("*/calibrate/curves/games/variant=english/batch-*.parquet")):
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the run finished before it could be interrupted"
+        assert not list(out.glob("*/calibrate/result.json"))
+        os.kill(proc.pid, signal.SIGINT)
+        interrupted = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted (finished batches are kept; rerun with --resume)" in err
+    assert waited < 20, f"the job took {waited:.0f} s to stop after Ctrl-C"
+    assert not list(out.glob("*/calibrate/result.json"))

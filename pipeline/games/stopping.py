@@ -1,0 +1,56 @@
+"""A request to stop that every thread playing games sees, so Ctrl-C ends a job promptly.
+
+Python raises KeyboardInterrupt in the main thread only. The threads that play a trial, the
+curves or the games played ahead never see it, and a thread pool waits for them on its way out,
+so without this a job kept playing for as long as its longest stage had left. Inside
+:func:`stop_on_interrupt` a Ctrl-C also sets a flag; the executors look at it between tasks (at
+most :data:`POLL_SECONDS` apart) and raise :class:`StopRequested` in their thread. Finished
+batch files are already on disk, so the same command with ``--resume`` continues the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+POLL_SECONDS = 1.0  # how long a thread waiting for tasks goes without looking at the flag
+
+_stop = threading.Event()
+
+
+class StopRequested(KeyboardInterrupt):
+    """Raised in a game-playing thread after a stop was requested (an interrupt, not an error)."""
+
+
+def request_stop() -> None:
+    """Ask every game-playing thread to stop at its next look (:func:`check_stop`)."""
+    _stop.set()
+
+
+def check_stop() -> None:
+    """Raise :class:`StopRequested` if a stop was requested."""
+    if _stop.is_set():
+        raise StopRequested("a stop was requested (Ctrl-C)")
+
+
+@contextlib.contextmanager
+def stop_on_interrupt() -> Iterator[None]:
+    """While inside, Ctrl-C requests a stop (then raises KeyboardInterrupt as usual). The flag
+    starts cleared; outside the main thread signals cannot be caught, so nothing is installed."""
+    _stop.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        request_stop()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

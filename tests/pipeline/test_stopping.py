@@ -1,0 +1,62 @@
+"""Ctrl-C stops every thread that plays games, not only the main one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from pipeline.games.executor import InProcessExecutor
+from pipeline.games.match import make_batch_spec
+from pipeline.games.openings import load_deck
+from pipeline.games.stopping import StopRequested, check_stop, request_stop, stop_on_interrupt
+
+
+def _specs(n: int) -> list:  # type: ignore[type-arg]
+    opening = load_deck("english")[0]
+    return [make_batch_spec(run_id="r", batch_id=i, variant="english", player_a="random", player_b="random",
+                            run_seed=3, first_game_id=2 * i, openings=[(opening.id, opening.fen)], ply_cap=20)
+            for i in range(n)]
+
+
+def test_a_requested_stop_ends_a_playing_thread_between_batches() -> None:
+    specs = _specs(4)
+    with stop_on_interrupt():  # starts with the flag cleared
+        played = []
+        games = InProcessExecutor().run(specs)
+        played.append(next(games))
+        request_stop()
+        with pytest.raises(StopRequested):
+            next(games)
+        assert len(played) == 1
+    with stop_on_interrupt():
+        check_stop()  # a new run starts clear
+        assert len(list(InProcessExecutor().run(specs))) == 4
+
+
+def test_ctrl_c_in_the_main_thread_stops_the_other_threads() -> None:
+    outcome: list[BaseException] = []
+    started = threading.Event()
+
+    def curves() -> None:  # stands in for a thread playing curve games
+        try:
+            started.set()
+            while True:
+                for _ in InProcessExecutor().run(_specs(1)):
+                    pass
+        except BaseException as err:  # what the thread ended with is the result
+            outcome.append(err)
+
+    previous = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), stop_on_interrupt():
+        thread = threading.Thread(target=curves)
+        thread.start()
+        started.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)
+        thread.join(10)  # interrupted here, as a job's main thread is
+    thread.join(30)
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], StopRequested)
+    assert signal.getsignal(signal.SIGINT) is previous  # the handler is put back
