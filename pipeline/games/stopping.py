@@ -39,10 +39,15 @@ def check_stop() -> None:
 @contextlib.contextmanager
 def stop_on_interrupt() -> Iterator[None]:
     """While inside, Ctrl-C requests a stop (then raises KeyboardInterrupt as usual). The flag
-    starts cleared; outside the main thread signals cannot be caught, so nothing is installed."""
+    is cleared on the way in and on the way out, so a stop never outlives the run that asked for
+    it (a later run or test in the same process starts clear); outside the main thread signals
+    cannot be caught, so no handler is installed."""
     _stop.clear()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        try:
+            yield
+        finally:
+            _stop.clear()
         return
 
     def on_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -54,3 +59,4 @@ def stop_on_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        _stop.clear()

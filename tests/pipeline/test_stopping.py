@@ -50,13 +50,25 @@ def test_ctrl_c_in_the_main_thread_stops_the_other_threads() -> None:
             outcome.append(err)
 
     previous = signal.getsignal(signal.SIGINT)
+    thread = threading.Thread(target=curves)
     with pytest.raises(KeyboardInterrupt), stop_on_interrupt():
-        thread = threading.Thread(target=curves)
-        thread.start()
-        started.wait(10)
-        os.kill(os.getpid(), signal.SIGINT)
-        thread.join(10)  # interrupted here, as a job's main thread is
-    thread.join(30)
+        try:
+            thread.start()
+            started.wait(10)
+            os.kill(os.getpid(), signal.SIGINT)
+            thread.join(10)  # interrupted here, as a job's main thread is
+        finally:
+            thread.join(30)  # inside the run, as a thread pool joins its threads on the way out
     assert not thread.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], StopRequested)
     assert signal.getsignal(signal.SIGINT) is previous  # the handler is put back
+    check_stop()  # the stop ended with its run: games played later in this process are not refused
+
+
+def test_a_stop_requested_inside_does_not_outlive_the_run() -> None:
+    with stop_on_interrupt():
+        request_stop()
+        with pytest.raises(StopRequested):
+            check_stop()
+    check_stop()  # cleared on the way out
+    assert len(list(InProcessExecutor().run(_specs(2)))) == 2
