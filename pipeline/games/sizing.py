@@ -104,7 +104,9 @@ Task = tuple[Part, ...]
 
 def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> list[Task]:
     """Group batches (in order) into tasks of about ``target`` nominal seconds; split batches above
-    twice that (:data:`TARGET_SECONDS` and :data:`MAX_SECONDS` by default)."""
+    twice that (:data:`TARGET_SECONDS` and :data:`MAX_SECONDS` by default). A last task under half
+    the target joins the one before where both fit under the maximum, so a stage or tuning step
+    does not end on a short task."""
     if not target > 0:
         raise ValueError(f"task target of {target!r} seconds: must be above 0")
     most = MAX_SECONDS * target / TARGET_SECONDS
@@ -130,7 +132,10 @@ def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> li
             tasks.append(tuple(current))
             current, load = [], 0.0
     if current:
-        tasks.append(tuple(current))
+        if tasks and load < target / 2 and task_seconds(tasks[-1]) + load <= most:
+            tasks[-1] = (*tasks[-1], *current)  # no short last task: it joins the one before
+        else:
+            tasks.append(tuple(current))
     return tasks
 
 

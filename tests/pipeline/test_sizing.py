@@ -75,3 +75,13 @@ def test_a_smaller_task_target_gives_more_tasks_over_the_same_pairs() -> None:
     assert all(task_seconds(t) <= 2.0 for t in small)
     with pytest.raises(ValueError, match="task target of 0"):
         plan_tasks(specs, target=0)
+
+
+def test_a_short_last_task_joins_the_one_before() -> None:
+    specs = batches("easy", "easy", 9)  # 9 equal batches: tasks of 4, 4 and a last one of 1
+    per_batch = 2 * 5 * game_seconds(specs[0])
+    tasks = plan_tasks(specs, target=4 * per_batch * 0.999)
+    assert [len(t) for t in tasks] == [4, 5]  # the lone ninth batch rides with the four before it
+    assert covered(tasks) == [(b, k) for b in range(9) for k in range(5)]
+    tasks = plan_tasks(specs[:6], target=4 * per_batch * 0.999)
+    assert [len(t) for t in tasks] == [4, 2]  # half the target or more stays a task of its own
