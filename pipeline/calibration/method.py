@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from engine.board import Board
+from engine.games import GamePlayer
 from engine.player import Player
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration import claims
@@ -384,6 +385,14 @@ def median_depth(player: PathPlayer, positions: Sequence[Board]) -> float | None
     return float(statistics.median(searcher.choose_move(b).depth for b in positions))
 
 
+def hard_is_the_products(variant: str, weights: Mapping[str, float], product: ProductLevels) -> bool:
+    """Whether Hard at the product's node budget plays exactly as the product's Hard (same search,
+    same weights, no weakening): then it scores 0.5 against it by construction."""
+    level = product.level("hard")
+    ours = resolve_player(hard_player(variant, weights, level.node_budget).spec, variant).game_player
+    return bool(ours == GamePlayer.from_level(level))
+
+
 # ---- the run ----------------------------------------------------------------------------------------
 
 
@@ -410,6 +419,10 @@ def run_calibration(
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     curve_ctx = replace(ctx, deck=split.curve)
     curves = curve_players(ctx.variant, weights, section)
+    if hard_is_the_products(ctx.variant, weights, product):
+        say("calibrate: note: Hard at the product's budget is the product's Hard itself (the run plays the "
+            "product's weights: the tuning kept its starting weights), so Hard's claim of +50 over it cannot "
+            "hold in this run; the other levels are calibrated as usual")
     say(
         f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
         f"{len(curves.medium)} Medium points, the product's three levels)"

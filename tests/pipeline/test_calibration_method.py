@@ -21,6 +21,7 @@ from pipeline.calibration.method import (
     curve_players,
     easy_axis,
     easy_axis_pairings,
+    hard_is_the_products,
     product_pairings,
     scaled_mix,
     split_openings,
@@ -243,3 +244,13 @@ def test_bridges_need_no_rating_of_an_interpolated_medium() -> None:
     for chain in chains:  # the steps run from weaker to stronger on the choice fit
         elo = [fit.rating(p.name).value for p in chain[1:-1]]
         assert elo == sorted(elo) and 1 <= len(elo) <= 2
+
+
+@pytest.mark.parametrize("variant", ["english", "russian"])
+def test_hard_on_the_products_weights_is_known_to_be_the_products_hard(variant: str) -> None:
+    product = product_levels(variant)
+    weights = dict(product.level("hard").weights)
+    assert hard_is_the_products(variant, weights, product)  # a tuning that kept the starting weights
+    name = next(iter(weights))
+    tuned = {**weights, name: weights[name] + 1.0}
+    assert not hard_is_the_products(variant, tuned, product)
