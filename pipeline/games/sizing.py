@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -104,9 +105,9 @@ Task = tuple[Part, ...]
 
 def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> list[Task]:
     """Group batches (in order) into tasks of about ``target`` nominal seconds; split batches above
-    twice that (:data:`TARGET_SECONDS` and :data:`MAX_SECONDS` by default). A last task under half
-    the target joins the one before where both fit under the maximum, so a stage or tuning step
-    does not end on a short task."""
+    twice that into evenly sized parts of about ``target`` (:data:`TARGET_SECONDS` and
+    :data:`MAX_SECONDS` by default). A last task under half the target joins the one before where
+    both fit under the maximum, so a stage or tuning step does not end on a short task."""
     if not target > 0:
         raise ValueError(f"task target of {target!r} seconds: must be above 0")
     most = MAX_SECONDS * target / TARGET_SECONDS
@@ -117,11 +118,11 @@ def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> li
         pairs = len(spec.openings)
         per_pair = 2 * game_seconds(spec)
         if pairs * per_pair > most and pairs > 1:
-            if current:
-                tasks.append(tuple(current))
-                current, load = [], 0.0
-            step = max(1, int(target // per_pair))
-            tasks.extend((Part(spec, k, min(k + step, pairs)),) for k in range(0, pairs, step))
+            # parts of about the target and of sizes within one pair of each other, so no part is
+            # a short remainder; the batches packed so far go on packing after them
+            count = min(pairs, max(1, round(pairs * per_pair / target)))
+            bounds = [pairs * i // count for i in range(count + 1)]
+            tasks.extend((Part(spec, a, b),) for a, b in itertools.pairwise(bounds))
             continue
         if current and load + pairs * per_pair > most:
             tasks.append(tuple(current))

@@ -85,3 +85,13 @@ def test_a_short_last_task_joins_the_one_before() -> None:
     assert covered(tasks) == [(b, k) for b in range(9) for k in range(5)]
     tasks = plan_tasks(specs[:6], target=4 * per_batch * 0.999)
     assert [len(t) for t in tasks] == [4, 2]  # half the target or more stays a task of its own
+
+
+def test_a_dear_batch_splits_into_even_parts_with_no_short_remainder() -> None:
+    dear = batches("hard", "hard", 2, pairs=25)
+    per_pair = 2 * game_seconds(dear[0])
+    target = 3.4 * per_pair  # 25 pairs would leave a 1-pair remainder in steps of 3
+    tasks = plan_tasks(dear, target=target)
+    sizes = [p.stop - p.start for t in tasks for p in t]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) * per_pair >= target / 2
+    assert covered(tasks) == [(b, k) for b in range(2) for k in range(25)]
