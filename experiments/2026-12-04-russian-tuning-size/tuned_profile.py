@@ -25,7 +25,7 @@ def main() -> None:
     profile = json.loads(PRODUCT.read_text())
     for level in profile["levels"].values():
         level["weights"] = dict(result["weights"])
-    profile["provenance"] = {**profile.get("provenance", {}), "source": f"tuned weights of {run.name}"}
+    profile["provenance"] = {**profile.get("provenance", {}), "description": f"tuned weights of {run.name}"}
     out.write_text(json.dumps(profile, indent=2, sort_keys=True) + "\n")
     load_profile(out, "russian")
 
