@@ -43,20 +43,16 @@ def stop_on_interrupt() -> Iterator[None]:
     it (a later run or test in the same process starts clear); outside the main thread signals
     cannot be caught, so no handler is installed."""
     _stop.clear()
-    if threading.current_thread() is not threading.main_thread():
-        try:
-            yield
-        finally:
-            _stop.clear()
-        return
+    main = threading.current_thread() is threading.main_thread()
 
     def on_interrupt(signum: int, frame: FrameType | None) -> None:
         request_stop()
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    previous = signal.signal(signal.SIGINT, on_interrupt) if main else None
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if main:
+            signal.signal(signal.SIGINT, previous)
         _stop.clear()
