@@ -61,6 +61,7 @@ from pipeline.calibration.product import ANCHOR_ELO, ProductLevels, product_leve
 from pipeline.calibration.tactics_score import solve_rate
 from pipeline.calibration.tactics_set import TacticalPosition, load_tactics
 from pipeline.config.job_sections import CalibrateSection
+from pipeline.games.match import BatchSpec
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing
 from pipeline.games.players import resolve_player
@@ -113,6 +114,13 @@ def measure_blunders(variant: str, table: pa.Table, player: str, seed: int) -> B
     """``player``'s blunder rate over the games of ``table``, on at most :data:`BLUNDER_SAMPLE` of
     its decisions drawn with ``seed`` (module-level: a task body of ``StageContext.compute``)."""
     return blunder_rate(variant, table, player, max_positions=BLUNDER_SAMPLE, seed=seed)
+
+
+def warm_blunder_rate(spec: BatchSpec, table: pa.Table) -> None:
+    """Compile the kernels of :func:`measure_blunders` (a warm-up task's extra,
+    :data:`~pipeline.games.executor.WarmFn`): its scorer on one decision of the warm-up's game."""
+    player = str(table.column("white_player")[0].as_py())
+    blunder_rate(spec.variant, table, player, max_positions=1)
 
 
 def split_openings(deck: Sequence[Opening], run_seed: int, curve: int, validation: int) -> OpeningSplit:

@@ -18,7 +18,9 @@ a missing auth token) ends in :class:`RayStartError`, one line naming the cause 
 ``NUMBA_CACHE_DIR`` set (``RayOptions.numba_cache_dir``, else the driver's own, else
 :data:`CLUSTER_NUMBA_CACHE` on a cluster), a folder each node keeps between tasks and jobs, and
 before its first batches the executor runs one warm-up task on every node (two plies of the first
-batch's first pair), so each node compiles once and its other workers load the cache. Every task
+batch's first pair, then the executor's ``warm_fns`` on that game: the kernels of the work
+:meth:`Executor.call` sends, such as a blunder rate), so each node compiles once and its other
+workers load the cache. Every task
 reports the kernels its worker compiled while it ran (:mod:`engine.compiles`); ``compiles_by_node``
 adds them up per node, with the driver's own under its node, so a run shows that it held.
 """
@@ -65,6 +67,9 @@ CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
 T = TypeVar("T")
 BatchFn = Callable[[BatchSpec], pa.Table]
 TaskFn = Callable[[TaskTiming], None]  # told of every finished task (pipeline.games.schedule)
+#: run in every node's warm-up task on its two-ply batch and games, to compile the kernels of the
+#: work ``Executor.call`` sends there (module-level functions: Ray sends them by name)
+WarmFn = Callable[[BatchSpec, pa.Table], object]
 IN_PROCESS_NODE = "in-process"
 #: the pairing key of a task that played no games (:meth:`Executor.call`): no plan matches it
 CALL_PAIRING = "call"
@@ -190,7 +195,8 @@ def resolve_address(explicit: str | None) -> str | None:
 class RayExecutor:
     """Runs each batch as one Ray task; the driver consumes results as they complete."""
 
-    def __init__(self, options: RayOptions | None = None, batch_fn: BatchFn = play_batch) -> None:
+    def __init__(self, options: RayOptions | None = None, batch_fn: BatchFn = play_batch,
+                 warm_fns: tuple[WarmFn, ...] = ()) -> None:
         import ray
 
         self._ray: Any = ray  # ray's API is only partly typed
@@ -234,6 +240,7 @@ class RayExecutor:
         self.warmed_nodes: set[str] = set()
         self._warm_lock = threading.Lock()  # trials in flight call run() side by side: warm once
         self._batch_fn = batch_fn
+        self._warm_fns = warm_fns
         #: finished batches per node address (where the work ran; shown in the CLI summary)
         self.batches_by_node: dict[str, int] = {}
         self._compiles: dict[str, dict[str, int]] = {}  # node -> kernel -> compiles in tasks
@@ -307,13 +314,13 @@ class RayExecutor:
             usable = node.get("Alive") and node.get("Resources", {}).get("CPU")
             if not usable or node_id in self.warmed_nodes:
                 continue
-            pinned = ray.remote(_run_batches).options(
+            pinned = ray.remote(_warm_node).options(
                 **self._task_options,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
-            refs.append((node_id, pinned.remote(self._batch_fn, (tiny,))))
+            refs.append((node_id, pinned.remote(self._batch_fn, self._warm_fns, tiny)))
         for node_id, ref in refs:
             try:
-                _, node, _, _, compiled = ray.get(ref)
+                node, compiled = ray.get(ref)
             except ray.exceptions.RayTaskError as err:
                 raise BatchFailedError(f"the warm-up batch failed on node {node_id}: {err}") from err
             except ray.exceptions.RayError:
@@ -440,6 +447,21 @@ def _run_batches(batch_fn: BatchFn, specs: tuple[BatchSpec, ...]
     return tables, node, started, ended, compiles_since(before)
 
 
+def _warm_node(batch_fn: BatchFn, warm_fns: tuple[WarmFn, ...],
+               spec: BatchSpec) -> tuple[str, dict[str, int]]:
+    """Warm-up task body: play ``spec`` and run each of ``warm_fns`` on it; the node and the
+    kernels the worker compiled meanwhile."""
+    import ray
+
+    _configure_worker()
+    before = kernel_compiles()
+    table = batch_fn(spec)
+    for fn in warm_fns:
+        fn(spec, table)
+    node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+    return node, compiles_since(before)
+
+
 def _run_call(fn: Callable[..., Any], args: tuple[Any, ...]
               ) -> tuple[Any, str, float, float, dict[str, int]]:
     """Task body of :meth:`RayExecutor.call`: the value, the node, when it ran, the kernels
@@ -467,9 +489,11 @@ def load_ray() -> None:
 
 
 def make_executor(
-    *, in_process: bool, options: RayOptions | None = None, batch_fn: BatchFn = play_batch
+    *, in_process: bool, options: RayOptions | None = None, batch_fn: BatchFn = play_batch,
+    warm_fns: tuple[WarmFn, ...] = ()
 ) -> Executor:
-    """The in-process executor or a Ray executor (connected/started here)."""
+    """The in-process executor or a Ray executor (connected/started here); ``warm_fns``: see
+    :data:`WarmFn` (one process compiles once anyway, so the in-process executor needs none)."""
     if in_process:
         return InProcessExecutor(batch_fn)
-    return RayExecutor(options, batch_fn)
+    return RayExecutor(options, batch_fn, warm_fns)

@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from engine.bench import run_bench
 from engine.variants import get_variant
-from pipeline.calibration.method import play_product_curves, run_calibration
+from pipeline.calibration.method import play_product_curves, run_calibration, warm_blunder_rate
 from pipeline.config.job_sections import (
     calibrate_section,
     export_section,
@@ -263,7 +263,8 @@ def run_job(config: RunConfig, opts: JobOptions, stages: tuple[str, ...] = STAGE
         in_process=where.in_process,
         options=RayOptions(address=where.address, num_cpus=ray_cfg.num_cpus,
                            node_ip_address=ray_cfg.node_ip_address, max_in_flight=j.max_in_flight,
-                           task_seconds=j.task_seconds))
+                           task_seconds=j.task_seconds),
+        warm_fns=(warm_blunder_rate,))  # the calibration's blunder rates run on the workers
     printer.log(f"run {config.run_id}: executor {executor.description}, output {folder}")
     timeline = TaskTimeline()
     ctx = StageContext(executor, folder.parent, config.run_id, variant, config.run.seed,
@@ -334,7 +335,8 @@ def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> 
         opt = optuna_section(config)
         weights = seed_weights(ctx.variant, j.seed_profile)
         out += tune_plan(ctx.variant, weights, tune, opt.n_trials, ctx.ply_cap,
-                         opt.trials_in_flight or opt.parallel_trials, ctx.batch_size)
+                         opt.trials_in_flight or opt.parallel_trials, ctx.batch_size, ctx.deck,
+                         j.task_seconds)
     if "calibrate" in stages and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
         out += calibrate_plan(ctx.variant, tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile),
                               calibrate_section(config), ctx.ply_cap)
