@@ -29,9 +29,10 @@ from pipeline.calibration.paths import PathPlayer
 from pipeline.calibration.product import ANCHOR_ELO, product_levels
 from pipeline.calibration.tactics_set import load_tactics
 from pipeline.config.job_sections import CalibrateSection, TuneSection
-from pipeline.games.pairings import Pairing
+from pipeline.games.openings import Opening
+from pipeline.games.pairings import Pairing, plan_pairings
 from pipeline.games.players import resolve_player
-from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, expected_nodes
+from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, expected_nodes, plan_tasks
 from pipeline.job.eta import PlannedGames, driver_work, planned
 from pipeline.ratings.scale import MIN_BOOTSTRAP, scale_from_games
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
@@ -63,17 +64,24 @@ def exact_plan(stage: str, variant: str, pairings: Sequence[Pairing],
 
 
 def tune_plan(variant: str, weights: Mapping[str, float], section: TuneSection, trials_left: int,
-              ply_cap: int, in_flight: int, batch_size: int) -> list[PlannedGames]:
+              ply_cap: int, in_flight: int, batch_size: int, deck: Sequence[Opening],
+              task_seconds: float) -> list[PlannedGames]:
     """Every trial playing all its pairs, and the SPRT to its cap (an upper bound); ``in_flight``
-    trials at once, each step's batches side by side."""
+    trials at once, each step as many tasks as its batches pack into (``task_seconds``)."""
     seed = tuning_spec(variant, SEED_NAME, weights, section)
     candidate = tuning_spec(variant, "t0000", weights, section)
+
+    def step_width(stage: str, pairs: int) -> int:
+        specs = plan_pairings("plan", stage, variant, [Pairing(candidate, seed, pairs)], 0, batch_size,
+                              ply_cap, deck, stage_seeds=True)
+        return len(plan_tasks(specs, task_seconds))
+
     out = []
     if trials_left > 0:
         games = 2 * section.pairs * trials_left
-        width = in_flight * -(-min(section.step_pairs, section.pairs) // batch_size)
+        width = in_flight * step_width(f"{TUNE_DIR}/trial-0000", min(section.step_pairs, section.pairs))
         out.append(planned(f"{TUNE_DIR}/trial-0000", variant, candidate, seed, games, ply_cap, width))
-    sprt_width = -(-section.sprt_step_pairs // batch_size)
+    sprt_width = step_width(f"{TUNE_DIR}/confirm", section.sprt_step_pairs)
     out.append(planned(f"{TUNE_DIR}/confirm", variant, candidate, seed, 2 * section.sprt_max_pairs, ply_cap,
                        sprt_width))
     return out

@@ -16,8 +16,10 @@ from engine.variants import get_variant
 from pipeline.calibration.method import curve_pairings, curve_players, with_repeats
 from pipeline.calibration.paths import hard_player
 from pipeline.calibration.product import product_levels
-from pipeline.config.job_sections import CalibrateSection, calibrate_section
+from pipeline.config.job_sections import CalibrateSection, calibrate_section, job, tune_section
 from pipeline.config.run_config import load_config
+from pipeline.config.tracking_sections import optuna_section
+from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing, Progress
 from pipeline.games.players import resolve_player
 from pipeline.games.schedule import TaskTimeline, TaskTiming
@@ -30,6 +32,7 @@ from pipeline.job.job_plan import (
     checks_seconds,
     exact_plan,
     stand_in_levels,
+    tune_plan,
     validation_from_curves,
     validation_stand_ins,
 )
@@ -133,6 +136,19 @@ def test_a_stage_not_started_fills_only_the_slots_its_width_allows() -> None:
     assert clock.estimate(now=0.0).seconds == pytest.approx(20.0)
     clock.replan([PlannedGames("tune/confirm", "s", 10, 4.0, width=2)])  # side by side: 4 at once
     assert clock.estimate(now=0.0).seconds == pytest.approx(20.0)
+
+
+def test_the_tuning_is_as_wide_as_its_packed_tasks_not_its_batch_files() -> None:
+    """english-cluster: a 1,500-pair step is 150 batch files but four tasks, so W = 16 trials keep
+    64 tasks in flight (not 2,400); an SPRT step of 800 pairs is two tasks."""
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "english-cluster.toml"))
+    j, tune, opt = job(config), tune_section(config), optuna_section(config)
+    assert tune is not None
+    deck = load_deck(j.variant, part=j.deck_part, name=j.deck)
+    plans = tune_plan(j.variant, default_weights(get_variant(j.variant)), tune, 5, j.ply_cap,
+                      opt.parallel_trials, j.batch_size, deck, j.task_seconds)
+    assert [p.width for p in plans] == [16 * 4, 2]
+    assert plans[0].games == 2 * tune.pairs * 5
 
 
 def test_a_stage_group_starting_its_games_replaces_its_stand_ins() -> None:
