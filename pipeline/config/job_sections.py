@@ -199,7 +199,7 @@ class JobSection:
     max_in_flight: int = setting(0, doc="tasks submitted at once (0: twice the cluster's CPUs)",
                                  check=at_least(0), hashed=False)
     task_seconds: float = setting(
-        15.0, doc="nominal CPU-seconds of games packed into one Ray task (a batch above twice this is "
+        14.0, doc="nominal CPU-seconds of games a Ray task holds at least (a batch of twice this is "
                   "split): smaller feeds more slots at more driver cost per game; never changes a game",
         check=between(1.0, 600.0), hashed=False)
     deck: str | None = setting(

@@ -3,12 +3,16 @@
 A batch (one Parquet file, one seed scope) has a fixed game count from the config, but its cost
 ranges over orders of magnitude between a random player and a deep search. Tasks are therefore
 planned from an estimate of each game's search: consecutive batches are packed into one task
-until it holds about :data:`TARGET_SECONDS` of work, and a batch estimated above
-:data:`MAX_SECONDS` is split by pairs over several tasks (the driver joins the parts before it
-writes the batch's file). The estimate uses only the players' declared limits (node budget,
-depth, random-move rate) and nominal constants, never a measured speed, so the task plan and the
-file layout are the same on every machine. Games are seeded by their own identity, so how they
-are grouped never changes a result.
+until it holds at least :data:`TARGET_SECONDS` of work and :data:`MIN_TASK_GAMES` games, and a
+batch of twice the target or more is split by pairs into parts of at least the target (the
+driver joins the parts before it writes the batch's file); a stage's short last task joins the
+one before, so no task but a stage's only one holds less than the target. The estimate uses only
+the players' declared limits (node budget, depth, random-move rate) and nominal constants, never
+a speed measured at run time, so the task plan and the file layout are the same on every
+machine; the constants are fitted to measured CPU seconds of real tasks
+(experiments/2026-12-05-cluster-stage-tasks), so a nominal second is about a CPU-second of the
+machine they were measured on. Games are seeded by their own identity, so how they are grouped
+never changes a result.
 """
 
 from __future__ import annotations
@@ -25,17 +29,22 @@ from pipeline.games.match import BatchSpec, part_of
 from pipeline.games.players import resolve_player
 
 #: nominal search speed (nodes per CPU-second) by board size, and bookkeeping per ply: fixed
-#: constants near what self-play measured (docs/selfplay.md), never measured at run time
-NOMINAL_NODES_PER_SECOND = {8: 3_000_000.0, 10: 2_500_000.0}
-SECONDS_PER_PLY = 20e-6
+#: constants fitted to measured tasks (module docstring; 8x8 measured 6.35 M nodes and 2.9 us a
+#: ply, 10x10 keeps the bench's ratio of the two board sizes), never measured at run time
+NOMINAL_NODES_PER_SECOND = {8: 6_000_000.0, 10: 5_000_000.0}
+SECONDS_PER_PLY = 3e-6
 #: a search to depth d without a binding budget visits about NODES_PER_DEPTH_BASE * 3**d nodes
 NODES_PER_DEPTH_BASE = 5.0
 #: a search bound by its node budget stops at the last iteration that fits: it visits about this
 #: share of the budget (151,842 of 200,000 nodes a move measured on the quickstart's validation)
 BUDGET_USE = 0.75
 EXPECTED_PLIES = 120  # a typical game's length, capped by the ply cap
-TARGET_SECONDS = 15.0
-MAX_SECONDS = 30.0
+#: nominal CPU-seconds a task holds at least (the default of ``[job] task_seconds``): a lopsided
+#: pairing's games end early and ran at 0.38 of their estimate, so 14 keeps such a task at 5 s
+TARGET_SECONDS = 14.0
+#: games a task holds at least: a task of a few dear games varies with their lengths by a factor
+#: of two or more (two 200,000-node games can be 2.6 or 11 CPU-seconds)
+MIN_TASK_GAMES = 8
 
 
 def nodes_per_move(player: GamePlayer, budget_use: float = 1.0) -> float:
@@ -104,36 +113,34 @@ Task = tuple[Part, ...]
 
 
 def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> list[Task]:
-    """Group batches (in order) into tasks of about ``target`` nominal seconds; split batches above
-    twice that into evenly sized parts of about ``target`` (:data:`TARGET_SECONDS` and
-    :data:`MAX_SECONDS` by default). A last task under half the target joins the one before where
-    both fit under the maximum, so a stage or tuning step does not end on a short task."""
+    """Group batches (in order) into tasks of at least ``target`` nominal seconds and
+    :data:`MIN_TASK_GAMES` games; split a batch of twice the target or more into evenly sized
+    parts of at least that much, the batches packed so far packing on after them. A stage's last
+    task short of either joins the one before, so only a stage's only task can hold less."""
     if not target > 0:
         raise ValueError(f"task target of {target!r} seconds: must be above 0")
-    most = MAX_SECONDS * target / TARGET_SECONDS
+    min_pairs = -(-MIN_TASK_GAMES // 2)
     tasks: list[Task] = []
     current: list[Part] = []
-    load = 0.0
+    load, games = 0.0, 0
     for spec in specs:
         pairs = len(spec.openings)
         per_pair = 2 * game_seconds(spec)
-        if pairs * per_pair > most and pairs > 1:
-            # parts of about the target and of sizes within one pair of each other, so no part is
-            # a short remainder; the batches packed so far go on packing after them
-            count = min(pairs, max(1, round(pairs * per_pair / target)))
+        count = min(pairs // min_pairs, int(pairs * per_pair // target))
+        if count >= 2:
+            # parts of sizes within one pair of each other, each of at least the target and the
+            # least game count, so no part is a short remainder
             bounds = [pairs * i // count for i in range(count + 1)]
             tasks.extend((Part(spec, a, b),) for a, b in itertools.pairwise(bounds))
             continue
-        if current and load + pairs * per_pair > most:
-            tasks.append(tuple(current))
-            current, load = [], 0.0
         current.append(Part(spec, 0, pairs))
         load += pairs * per_pair
-        if load >= target:
+        games += 2 * pairs
+        if load >= target and games >= MIN_TASK_GAMES:
             tasks.append(tuple(current))
-            current, load = [], 0.0
+            current, load, games = [], 0.0, 0
     if current:
-        if tasks and load < target / 2 and task_seconds(tasks[-1]) + load <= most:
+        if tasks:
             tasks[-1] = (*tasks[-1], *current)  # no short last task: it joins the one before
         else:
             tasks.append(tuple(current))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
@@ -52,10 +53,9 @@ def test_split_batches_are_joined_into_the_same_files(
 ) -> None:
     from pipeline.games import sizing
 
-    monkeypatch.setattr(sizing, "TARGET_SECONDS", 0.004)  # every pair its own task
-    monkeypatch.setattr(sizing, "MAX_SECONDS", 0.005)
+    monkeypatch.setattr(sizing, "MIN_TASK_GAMES", 2)  # with a tiny target: every pair its own task
     split = smoke_config.replace("run", output_root=str(tmp_path / "split"))
-    summary = run_selfplay(split, RayExecutor(LOCAL))
+    summary = run_selfplay(split, RayExecutor(dataclasses.replace(LOCAL, task_seconds=1e-6)))
     assert summary.games_played == 40
     local = smoke_config.replace("run", output_root=str(tmp_path / "local"))
     run_selfplay(local, InProcessExecutor())
