@@ -29,10 +29,10 @@ def test_two_node_loopback_cluster(tmp_path: Path) -> None:
     try:
         cluster.start()
         config = tmp_path / "cluster.toml"
-        # tasks are sized by declared work: a 20k-node searcher against random gives 80 games
-        # several tasks (about 30 estimated CPU-seconds), so both nodes get some
+        # tasks are sized by declared work: a 100k-node searcher against random gives 80 games
+        # four tasks (about 60 estimated CPU-seconds, tasks of at least 14), so both nodes get some
         level = LevelProfile.from_knobs(get_variant("english"), "budget", None,
-                                        {"max_depth": 64, "node_budget": 20_000})
+                                        {"max_depth": 64, "node_budget": 100_000})
         spec = "inline:budget:" + json.dumps(level.to_json(), separators=(",", ":"))
         config.write_text(
             '[run]\nname = "cluster"\nseed = 5\n'
