@@ -42,6 +42,7 @@ from engine.kernel.games import (
     G_WINNER,
     P_BUDGET,
     P_QUIESCENCE,
+    P_REDUCTIONS,
     P_SIZE,
     P_TT_MASK,
     play_games,
@@ -75,13 +76,15 @@ class GamePlayer:
     tt_log2: int
     weights: tuple[float, ...]
     weakening: Weakening
+    reductions: bool = False
 
     @classmethod
     def from_level(cls, level: LevelProfile) -> GamePlayer:
         """The player of a profile level (as ``engine.player.Player`` plays it)."""
         return cls(level.max_depth, level.node_budget, level.quiescence, level.tt_log2,
                    tuple(float(w) for w in level.weight_array()),
-                   Weakening(level.random_move_prob, level.noise_sigma, level.top_k, level.temperature))
+                   Weakening(level.random_move_prob, level.noise_sigma, level.top_k, level.temperature),
+                   level.reductions)
 
     @classmethod
     def uniform_random(cls) -> GamePlayer:
@@ -140,6 +143,7 @@ class GameRunner:
             self._settings[i, P_BUDGET] = p.node_budget
             self._settings[i, P_QUIESCENCE] = int(p.quiescence)
             self._settings[i, P_TT_MASK] = (1 << p.tt_log2) - 1
+            self._settings[i, P_REDUCTIONS] = int(p.reductions)
         self._weights = np.array([p.weights for p in self.players], dtype=np.float64)
         self._tts = np.zeros((count, 1 << max(p.tt_log2 for p in self.players), 4), dtype=np.int64)
         self._moves = np.zeros((MAX_PLY, MV_SIZE, SEARCH_MOVE_CAPACITY), dtype=np.int64)

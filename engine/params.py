@@ -106,6 +106,10 @@ PARAMS: tuple[Param, ...] = (
     Param("quiescence", "search", "bool", True, 0, 1,
           "extend every leaf through all pending captures (capture-only search)",
           direction="stronger", log_scale=False, tunable=False),
+    Param("reductions", "search", "bool", False, 0, 1,
+          "late-move reductions: quiet moves late in the move order are searched a ply or two "
+          "shallower first, and again at full depth only if they look better than the best so far",
+          direction="stronger", log_scale=False, tunable=False),
     Param("tt_log2", "search", "int", 18, 10, 24,
           "transposition table size as a power of two entries (memory bound: 32 bytes each)",
           direction="none", log_scale=False, tunable=False),

@@ -197,6 +197,7 @@ class LevelProfile:
     max_depth: int
     node_budget: int
     quiescence: bool
+    reductions: bool
     tt_log2: int
     noise_sigma: float
     random_move_prob: float

@@ -37,6 +37,7 @@ from engine.kernel.search import (
     C_HIST_BASE,
     C_PV,
     C_QUIESCENCE,
+    C_REDUCTIONS,
     C_SIZE,
     C_TT_MASK,
     MAX_GAME_HISTORY,
@@ -103,7 +104,7 @@ class Searcher:
     """Owns the search buffers and transposition table; reuse it across moves."""
 
     def __init__(self, variant: Variant, weights: npt.NDArray[np.float64], max_depth: int,
-                 node_budget: int, quiescence: bool, tt_log2: int) -> None:
+                 node_budget: int, quiescence: bool, tt_log2: int, reductions: bool = False) -> None:
         if weights.shape != (N_FEATURES,):
             raise ValueError(f"expected {N_FEATURES} weights, got shape {weights.shape}")
         if not 1 <= max_depth <= MAX_PLY // 2:
@@ -122,6 +123,7 @@ class Searcher:
         self._ctx = np.zeros(C_SIZE, dtype=np.int64)
         self._ctx[C_BUDGET] = int(node_budget)
         self._ctx[C_QUIESCENCE] = 1 if quiescence else 0
+        self._ctx[C_REDUCTIONS] = 1 if reductions else 0
         self._ctx[C_TT_MASK] = (1 << tt_log2) - 1
         self._root_scores = np.zeros(SEARCH_MOVE_CAPACITY, dtype=np.int64)
         self._result = np.zeros(5, dtype=np.int64)

@@ -28,6 +28,7 @@ from engine.kernel.search import (
     C_HASHES,
     C_HIST_BASE,
     C_QUIESCENCE,
+    C_REDUCTIONS,
     C_TT_MASK,
     MAX_GAME_HISTORY,
     position_hash,
@@ -47,7 +48,8 @@ END_ENDGAME_LIMIT = 6  # a small-endgame draw count ran out
 P_BUDGET = 0
 P_QUIESCENCE = 1
 P_TT_MASK = 2
-P_SIZE = 3
+P_REDUCTIONS = 3
+P_SIZE = 4
 
 # slots of a game's summary
 G_PLIES = 0
@@ -131,6 +133,7 @@ def play_game(
         ctx[C_BUDGET] = settings[p, P_BUDGET]
         ctx[C_QUIESCENCE] = settings[p, P_QUIESCENCE]
         ctx[C_TT_MASK] = settings[p, P_TT_MASK]
+        ctx[C_REDUCTIONS] = settings[p, P_REDUCTIONS]
         n = decide(white, black, kings, side, quiet, eg_rule, eg_left, road_rule, road_left, ply, seeds[side],
                    knobs[p], tab, weights[p], moves, frames, tts[p], ctx, root_scores, result, out)
         if n <= 0:

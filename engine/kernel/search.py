@@ -1,6 +1,6 @@
 """Alpha-beta search kernel (numba): PVS, iterative deepening, capture quiescence,
-transposition table, killer and history ordering, node budget, in-search draws
-(repetition, the quiet-ply limit and the small-endgame counts).
+transposition table, killer and history ordering, optional late-move reductions, node
+budget, in-search draws (repetition, the quiet-ply limit and the small-endgame counts).
 
 Deterministic: no clocks, no randomness; the node budget is the only limit
 besides depth. The transposition table carries a generation number, so stale
@@ -50,6 +50,7 @@ C_HIST_BASE = 6  # game-history hashes stored before the search path
 C_ERROR = 7  # 1: move buffer overflow
 C_ITER_DEPTH = 8
 C_SELDEPTH = 9
+C_REDUCTIONS = 10  # 1: late-move reductions on
 C_KILLERS = 16  # [MAX_PLY * 2] move keys
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # [2 * 64 * 64] history scores by side, from, to
 C_PVLEN = C_HISTORY + 2 * 64 * 64  # [MAX_PLY]
@@ -59,6 +60,14 @@ C_PV = C_HASHES + MAX_GAME_HISTORY + MAX_PLY  # [MAX_PLY * MAX_PLY] triangular P
 C_SIZE = C_PV + MAX_PLY * MAX_PLY
 
 TT_MIN_DEPTH = 2
+# Late-move reductions: a quiet move from the LMR_MIN_INDEX-th on (after the table move and the
+# killers), at depth LMR_MIN_DEPTH or more, that leaves the opponent no capture, is first searched
+# one ply shallower (two from LMR_DEEP_INDEX at LMR_DEEP_DEPTH); if it then beats alpha it is
+# searched again at full depth, so only moves that look bad are ever cut short.
+LMR_MIN_DEPTH = 3
+LMR_MIN_INDEX = 3
+LMR_DEEP_DEPTH = 6
+LMR_DEEP_INDEX = 6
 TT_EXACT = 1
 TT_LOWER = 2
 TT_UPPER = 3
@@ -260,9 +269,17 @@ def _negamax(
                               child_irrev, child_rule, child_left, child_road, child_road_left, tab, weights,
                               moves, frames, tt, ctx)
         else:
-            score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -alpha - 1, -alpha, child_quiet,
-                              child_irrev, child_rule, child_left, child_road, child_road_left, tab, weights,
-                              moves, frames, tt, ctx)
+            reduction = 0
+            if (ctx[C_REDUCTIONS] != 0 and depth >= LMR_MIN_DEPTH and i >= LMR_MIN_INDEX and cap == 0
+                    and promo == 0 and not has_capture(w, b, k, 1 - side, tab)):
+                reduction = 2 if (i >= LMR_DEEP_INDEX and depth >= LMR_DEEP_DEPTH) else 1
+            score = -_negamax(w, b, k, 1 - side, hc, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha,
+                              child_quiet, child_irrev, child_rule, child_left, child_road, child_road_left,
+                              tab, weights, moves, frames, tt, ctx)
+            if reduction > 0 and score > alpha and ctx[C_ABORT] == 0:
+                score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -alpha - 1, -alpha, child_quiet,
+                                  child_irrev, child_rule, child_left, child_road, child_road_left, tab,
+                                  weights, moves, frames, tt, ctx)
             if alpha < score < beta and ctx[C_ABORT] == 0:
                 score = -_negamax(w, b, k, 1 - side, hc, depth - 1, ply + 1, -beta, -alpha, child_quiet,
                                   child_irrev, child_rule, child_left, child_road, child_road_left, tab,
