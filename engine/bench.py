@@ -7,7 +7,9 @@ its own positions (:func:`bench_signature`): a profile carries its variant's, so
 one variant's rules or evaluation invalidates exactly that variant's profiles. The total over
 every position is the signature of the whole engine (``python -m engine bench``). Every
 position gets a fresh searcher with default weights, a fixed transposition table size,
-quiescence on, no weakening and a node budget that never binds.
+quiescence on, no weakening and a node budget that never binds, and is searched twice: with
+late-move reductions off and on (the ``reductions`` knob), so a change to either search
+changes the signature.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class BenchRow:
     seconds: float
     score: int
     best: str | None  # PDN text of the best move
+    reductions: bool  # searched with late-move reductions
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class BenchResult:
         return self.nodes / self.seconds if self.seconds > 0 else 0.0
 
 
-def _bench_one(entry: BenchPosition, depth: int) -> BenchRow:
+def _bench_one(entry: BenchPosition, depth: int, reductions: bool) -> BenchRow:
     from engine.board import Board
     from engine.player import find_move
     from engine.search import Searcher
@@ -105,11 +108,11 @@ def _bench_one(entry: BenchPosition, depth: int) -> BenchRow:
     board = Board(entry.variant, entry.fen)
     variant = board.variant
     searcher = Searcher(variant, weight_vector(default_weights(variant)), depth, BENCH_NODE_BUDGET,
-                        True, BENCH_TT_LOG2)
+                        True, BENCH_TT_LOG2, reductions)
     result = searcher.search(board.position)
     move = None if result.best is None else find_move(board, result.best, variant.distinct_capture_orders)
     return BenchRow(variant.name, entry.fen, depth, result.nodes, result.seconds, result.score,
-                    None if move is None else move.pdn)
+                    None if move is None else move.pdn, reductions)
 
 
 def bench_positions(variant: Variant | str) -> tuple[BenchPosition, ...]:
@@ -132,8 +135,9 @@ def run_bench(depth: int | None = None, variants: Iterable[Variant | str] | None
         entries = tuple(entry for entry in BENCH_POSITIONS if entry.variant in names)
         if not entries:
             raise DraughtsError(f"bench: no variant chosen, got {chosen!r}")
-    _bench_one(entries[0], 1)  # warm-up: load or compile the kernel outside the timing
-    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth) for entry in entries)
+    _bench_one(entries[0], 1, False)  # warm-up: load or compile the kernel outside the timing
+    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth, reductions)
+                 for entry in entries for reductions in (False, True))
     seconds = sum(row.seconds for row in rows)
     return BenchResult(rows, sum(row.nodes for row in rows), seconds)
 

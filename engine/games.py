@@ -41,6 +41,7 @@ from engine.kernel.games import (
     G_WHITE,
     G_WINNER,
     P_BUDGET,
+    P_PARTIAL,
     P_QUIESCENCE,
     P_REDUCTIONS,
     P_SIZE,
@@ -77,6 +78,7 @@ class GamePlayer:
     weights: tuple[float, ...]
     weakening: Weakening
     reductions: bool = False
+    partial_iterations: bool = False
 
     @classmethod
     def from_level(cls, level: LevelProfile) -> GamePlayer:
@@ -84,7 +86,7 @@ class GamePlayer:
         return cls(level.max_depth, level.node_budget, level.quiescence, level.tt_log2,
                    tuple(float(w) for w in level.weight_array()),
                    Weakening(level.random_move_prob, level.noise_sigma, level.top_k, level.temperature),
-                   level.reductions)
+                   level.reductions, level.partial_iterations)
 
     @classmethod
     def uniform_random(cls) -> GamePlayer:
@@ -144,6 +146,7 @@ class GameRunner:
             self._settings[i, P_QUIESCENCE] = int(p.quiescence)
             self._settings[i, P_TT_MASK] = (1 << p.tt_log2) - 1
             self._settings[i, P_REDUCTIONS] = int(p.reductions)
+            self._settings[i, P_PARTIAL] = int(p.partial_iterations)
         self._weights = np.array([p.weights for p in self.players], dtype=np.float64)
         self._tts = np.zeros((count, 1 << max(p.tt_log2 for p in self.players), 4), dtype=np.int64)
         self._moves = np.zeros((MAX_PLY, MV_SIZE, SEARCH_MOVE_CAPACITY), dtype=np.int64)

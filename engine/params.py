@@ -110,6 +110,10 @@ PARAMS: tuple[Param, ...] = (
           "late-move reductions: quiet moves late in the move order are searched a ply or two "
           "shallower first, and again at full depth only if they look better than the best so far",
           direction="stronger", log_scale=False, tunable=False),
+    Param("partial_iterations", "search", "bool", False, 0, 1,
+          "when the node budget ends an iteration early, play a root move it already found better "
+          "than the last finished iteration's best",
+          direction="stronger", log_scale=False, tunable=False),
     Param("tt_log2", "search", "int", 18, 10, 24,
           "transposition table size as a power of two entries (memory bound: 32 bytes each)",
           direction="none", log_scale=False, tunable=False),

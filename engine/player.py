@@ -87,7 +87,8 @@ class Player:
 
             lv = self.level
             self._searcher = Searcher(lv.variant, lv.weight_array(), lv.max_depth, lv.node_budget,
-                                      lv.quiescence, lv.tt_log2, lv.reductions)
+                                      lv.quiescence, lv.tt_log2, lv.reductions,
+                                      lv.partial_iterations)
         return self._searcher
 
     @property

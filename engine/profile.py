@@ -198,6 +198,7 @@ class LevelProfile:
     node_budget: int
     quiescence: bool
     reductions: bool
+    partial_iterations: bool
     tt_log2: int
     noise_sigma: float
     random_move_prob: float

@@ -35,6 +35,7 @@ from engine.kernel.search import (
     C_GEN,
     C_HASHES,
     C_HIST_BASE,
+    C_PARTIAL_ROOT,
     C_PV,
     C_QUIESCENCE,
     C_REDUCTIONS,
@@ -104,7 +105,8 @@ class Searcher:
     """Owns the search buffers and transposition table; reuse it across moves."""
 
     def __init__(self, variant: Variant, weights: npt.NDArray[np.float64], max_depth: int,
-                 node_budget: int, quiescence: bool, tt_log2: int, reductions: bool = False) -> None:
+                 node_budget: int, quiescence: bool, tt_log2: int, reductions: bool = False,
+                 partial_iterations: bool = False) -> None:
         if weights.shape != (N_FEATURES,):
             raise ValueError(f"expected {N_FEATURES} weights, got shape {weights.shape}")
         if not 1 <= max_depth <= MAX_PLY // 2:
@@ -124,6 +126,7 @@ class Searcher:
         self._ctx[C_BUDGET] = int(node_budget)
         self._ctx[C_QUIESCENCE] = 1 if quiescence else 0
         self._ctx[C_REDUCTIONS] = 1 if reductions else 0
+        self._ctx[C_PARTIAL_ROOT] = 1 if partial_iterations else 0
         self._ctx[C_TT_MASK] = (1 << tt_log2) - 1
         self._root_scores = np.zeros(SEARCH_MOVE_CAPACITY, dtype=np.int64)
         self._result = np.zeros(5, dtype=np.int64)

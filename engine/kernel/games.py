@@ -27,6 +27,7 @@ from engine.kernel.search import (
     C_BUDGET,
     C_HASHES,
     C_HIST_BASE,
+    C_PARTIAL_ROOT,
     C_QUIESCENCE,
     C_REDUCTIONS,
     C_TT_MASK,
@@ -49,7 +50,8 @@ P_BUDGET = 0
 P_QUIESCENCE = 1
 P_TT_MASK = 2
 P_REDUCTIONS = 3
-P_SIZE = 4
+P_PARTIAL = 4
+P_SIZE = 5
 
 # slots of a game's summary
 G_PLIES = 0
@@ -134,6 +136,7 @@ def play_game(
         ctx[C_QUIESCENCE] = settings[p, P_QUIESCENCE]
         ctx[C_TT_MASK] = settings[p, P_TT_MASK]
         ctx[C_REDUCTIONS] = settings[p, P_REDUCTIONS]
+        ctx[C_PARTIAL_ROOT] = settings[p, P_PARTIAL]
         n = decide(white, black, kings, side, quiet, eg_rule, eg_left, road_rule, road_left, ply, seeds[side],
                    knobs[p], tab, weights[p], moves, frames, tts[p], ctx, root_scores, result, out)
         if n <= 0:

@@ -51,6 +51,7 @@ C_ERROR = 7  # 1: move buffer overflow
 C_ITER_DEPTH = 8
 C_SELDEPTH = 9
 C_REDUCTIONS = 10  # 1: late-move reductions on
+C_PARTIAL_ROOT = 11  # 1: an aborted iteration's better root move is played
 C_KILLERS = 16  # [MAX_PLY * 2] move keys
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # [2 * 64 * 64] history scores by side, from, to
 C_PVLEN = C_HISTORY + 2 * 64 * 64  # [MAX_PLY]
@@ -366,6 +367,7 @@ def search_root(
         best_idx = -1
         best_score = -INF
         pv_len = 0
+        prev_done = False  # the last finished iteration's best move was searched to this depth
         for r in range(n):
             m = root_order[r]
             frm = moves[0, MV_FROM, m]
@@ -400,6 +402,8 @@ def search_root(
             if ctx[C_ABORT] != 0:
                 break
             iter_scores[m] = score
+            if m == result[0]:
+                prev_done = True
             if score > best_score:
                 best_score = score
                 best_idx = m
@@ -411,6 +415,17 @@ def search_root(
                     best_pv[q] = ctx[C_PV + MAX_PLY + q]
                 pv_len = max(child_len, 1)
         if ctx[C_ABORT] != 0:
+            # The budget ran out inside this iteration. If it finished the last iteration's best
+            # move and found another at least as good at the new depth (every move that beat
+            # alpha was searched again with a full window), that move is played, with its score
+            # and line; the depth, the root scores and the nodes stay the last finished
+            # iteration's.
+            if ctx[C_PARTIAL_ROOT] != 0 and prev_done and best_idx != result[0]:
+                result[0] = best_idx
+                result[1] = best_score
+                result[4] = pv_len
+                for q in range(pv_len):
+                    ctx[C_PV + q] = best_pv[q]
             break
         result[0] = best_idx
         result[1] = best_score

@@ -41,9 +41,12 @@ def _player(profile: Path, level: str, node_budget: int, change: dict[str, Any],
     return f"inline:{name}:{json.dumps(doc, sort_keys=True)}"
 
 
-def _change(text: str) -> dict[str, Any]:
-    key, _, value = text.partition("=")
-    return {key: json.loads(value)}
+def _change(texts: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in texts or []:
+        key, _, value = text.partition("=")
+        out[key] = json.loads(value)
+    return out
 
 
 def main() -> int:
@@ -52,8 +55,10 @@ def main() -> int:
     parser.add_argument("--level", default="hard")
     parser.add_argument("--deck", type=Path, required=True)
     parser.add_argument("--node-budget", type=int, required=True)
-    parser.add_argument("--change", required=True, help="KNOB=JSON value of the candidate")
-    parser.add_argument("--base", default=None, help="KNOB=JSON value of the baseline (default: as in the profile)")
+    parser.add_argument("--change", action="append", required=True,
+                        help="KNOB=JSON value of the candidate (repeatable)")
+    parser.add_argument("--base", action="append", default=None,
+                        help="KNOB=JSON value of the baseline (repeatable; default: as in the profile)")
     parser.add_argument("--elo0", type=float, default=0.0)
     parser.add_argument("--elo1", type=float, default=25.0)
     parser.add_argument("--max-pairs", type=int, default=1200)
@@ -70,7 +75,7 @@ def main() -> int:
     if len(openings) < args.max_pairs:
         raise SystemExit(f"{args.deck}: {len(openings)} openings, fewer than --max-pairs {args.max_pairs}")
     change = _change(args.change)
-    base = _change(args.base) if args.base else {}
+    base = _change(args.base)
     cand = _player(args.profile, args.level, args.node_budget, change, "candidate")
     baseline = _player(args.profile, args.level, args.node_budget, base, "baseline")
 
@@ -108,7 +113,8 @@ def main() -> int:
             cols.append(np.asarray(games.column(f"{colour}_max_depth").to_pylist())[mask])
         depth[name] = float(np.median(np.concatenate(cols)))
     summary = {
-        "variant": variant, "profile": str(args.profile), "level": args.level, "node_budget": args.node_budget,
+        "variant": variant, "profile": str(args.profile), "level": args.level,
+        "node_budget": args.node_budget,
         "change": change, "base": base, "deck": str(args.deck), "elo0": args.elo0, "elo1": args.elo1,
         "decision": result.decision.value, "llr": result.llr, "bounds": [result.lower, result.upper],
         "pairs": int(result.n), "match": match_score_json(score), "median_max_depth_per_game": depth,

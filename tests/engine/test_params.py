@@ -34,8 +34,9 @@ def test_names_are_unique_and_grouped() -> None:
 def test_declared_directions_scales_and_tunability() -> None:
     direction = {p.name: p.direction for p in PARAMS}
     assert direction == {"max_depth": "stronger", "node_budget": "stronger", "quiescence": "stronger",
-                         "reductions": "stronger", "tt_log2": "none", "noise_sigma": "weaker", "random_move_prob": "weaker",
-                         "top_k": "weaker", "temperature": "weaker"}
+                         "reductions": "stronger", "partial_iterations": "stronger", "tt_log2": "none",
+                         "noise_sigma": "weaker",
+                         "random_move_prob": "weaker", "top_k": "weaker", "temperature": "weaker"}
     assert [p.name for p in PARAMS if p.log_scale] == ["node_budget"]
     assert tunable_knobs() == ("max_depth", "node_budget", "noise_sigma", "random_move_prob", "top_k",
                                "temperature")
