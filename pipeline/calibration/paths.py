@@ -1,7 +1,8 @@
 """Each level's one-dimensional knob path: the players a strength curve is measured along.
 
 - **Hard**: tuned weights, no weakening, every capture (quiescence), depth unbounded, the node
-  budget per move as the knob (the product's fixed compute budget at the strong end).
+  budget per move as the knob (the product's fixed compute budget at the strong end), and the
+  search changes proven stronger in the variant (:data:`PROVEN_SEARCH`).
 - **Medium**: tuned weights, 4 plies plus every capture, root noise as the knob; 5 plies
   without noise is the path's strong end for a target 4 plies cannot reach.
 - **Easy**: at most 2 plies, no capture extension (the product's Easy looks 2 plies ahead), a
@@ -34,6 +35,12 @@ EASY_SPACE: Mapping[str, tuple[float, float]] = {
     "top_k": (0, 8),
     "temperature": (0.0, 300.0),
 }
+#: Search knobs that an SPRT at equal nodes per move proved stronger, per variant (the tests are in
+#: experiments/2026-12-06-late-move-reductions/). Hard's path turns them on in that variant; every
+#: other level, and every variant not listed, keeps the search the product plays today.
+PROVEN_SEARCH: Mapping[str, Mapping[str, bool]] = {
+    "brazilian": {"reductions": True, "partial_iterations": True},
+}
 _OFF = {"noise_sigma": 0.0, "random_move_prob": 0.0, "top_k": 0, "temperature": 0.0}
 #: decimals a sampled mix value keeps, so the level measured is the level a profile file holds
 _DECIMALS = {"noise_sigma": 1, "random_move_prob": 3, "temperature": 1}
@@ -59,13 +66,14 @@ def _level(
 
 
 def hard_player(variant: str, weights: Mapping[str, float], budget: int) -> PathPlayer:
-    """Hard at ``budget`` nodes per move."""
+    """Hard at ``budget`` nodes per move, with the variant's proven search changes."""
     knobs = {
         "max_depth": HARD_MAX_DEPTH,
         "node_budget": int(budget),
         "quiescence": True,
         "tt_log2": TT_LOG2,
         **_OFF,
+        **PROVEN_SEARCH.get(get_variant(variant).name, {}),
     }
     return _level(variant, f"hard-{int(budget)}", weights, knobs, "hard")
 

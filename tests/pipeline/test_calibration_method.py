@@ -28,7 +28,7 @@ from pipeline.calibration.method import (
     with_repeats,
 )
 from pipeline.calibration.outcome import EasyTrial
-from pipeline.calibration.paths import easy_player, hard_player, medium_player
+from pipeline.calibration.paths import PROVEN_SEARCH, easy_player, hard_player, medium_player
 from pipeline.calibration.product import product_levels, product_profile_path
 from pipeline.config.job_sections import CalibrateSection
 from pipeline.games.openings import load_deck
@@ -138,6 +138,18 @@ def test_level_paths_keep_their_character() -> None:
     )
     with pytest.raises(ValueError, match="unknown knob 'node_budget'"):
         easy_player("english", WEIGHTS, {"node_budget": 5}, "e")
+
+
+def test_only_hard_gets_the_search_changes_proven_in_its_variant() -> None:
+    weights = default_weights(get_variant("brazilian"))
+    assert all(get_variant(name).name == name for name in PROVEN_SEARCH)  # canonical names only
+    hard = hard_player("brazilian", weights, 200_000).level
+    assert (hard.reductions, hard.partial_iterations) == (True, True)
+    medium = medium_player("brazilian", weights, 0.0).level
+    easy = easy_player("brazilian", weights, {}, "e").level
+    english_hard = hard_player("english", WEIGHTS, 200_000).level
+    for level in (medium, easy, english_hard, product_levels("brazilian").level("hard")):
+        assert (level.reductions, level.partial_iterations) == (False, False), level.level
 
 
 def _trial(slot: int, gap: float, blunders: float) -> EasyTrial:
