@@ -32,7 +32,8 @@ def test_signature_repeats_and_depth_override() -> None:
     assert first.nodes == second.nodes == first.signature == sum(row.nodes for row in first.rows)
     assert [row.best for row in first.rows] == [row.best for row in second.rows]
     assert all(row.depth == 4 and row.best is not None for row in first.rows)
-    assert len(first.rows) == len(BENCH_POSITIONS)
+    assert len(first.rows) == 2 * len(BENCH_POSITIONS)  # each position without and with reductions
+    assert [row.reductions for row in first.rows] == [False, True] * len(BENCH_POSITIONS)
     assert first.seconds > 0 and first.nps > 0
     assert run_bench(depth=5).nodes > first.nodes
 
