@@ -15,7 +15,8 @@ UNBOUNDED = 10**8
 
 def _searcher(variant: Variant, depth: int, budget: int, *, reductions: bool = False,
               partial: bool = False) -> Searcher:
-    return Searcher(variant, weight_vector(default_weights(variant)), depth, budget, True, 16, reductions, partial)
+    weights = weight_vector(default_weights(variant))
+    return Searcher(variant, weights, depth, budget, True, 16, reductions, partial)
 
 
 def _key(result: object) -> tuple[object, ...]:
