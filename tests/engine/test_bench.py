@@ -47,7 +47,7 @@ def test_bad_depth(depth: int) -> None:
 def test_default_bench_repeats() -> None:
     first, second = run_bench(), run_bench()
     assert first.signature == second.signature
-    assert [row.depth for row in first.rows] == [entry.depth for entry in BENCH_POSITIONS]
+    assert [row.depth for row in first.rows] == [entry.depth for entry in BENCH_POSITIONS for _ in range(2)]
 
 
 def test_signatures_are_per_variant() -> None:
@@ -56,7 +56,7 @@ def test_signatures_are_per_variant() -> None:
     assert sum(every.signatures.values()) == every.signature
     for variant in variant_names():
         alone = run_bench(depth=4, variants=[variant])
-        assert [row.variant for row in alone.rows] == [variant] * len(bench_positions(variant))
+        assert [row.variant for row in alone.rows] == [variant] * 2 * len(bench_positions(variant))
         assert alone.signatures == {variant: alone.signature} and alone.signature == every.signatures[variant]
     pair = run_bench(depth=4, variants=["checkers", get_variant("suicide")])  # aliases and Variants
     assert pair.signatures == {"english": every.signatures["english"], "suicide": every.signatures["suicide"]}
