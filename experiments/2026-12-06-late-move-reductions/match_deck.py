@@ -16,7 +16,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 
 from engine.profile import load_profile
@@ -39,16 +38,11 @@ def main() -> int:
     parser.add_argument("--deck", type=Path, required=True)
     parser.add_argument("--first", type=int, required=True, help="index of the first opening used")
     parser.add_argument("--pairs", type=int, required=True)
-    parser.add_argument("--ply-cap", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=20261206)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--output", type=Path, required=True)
+    sprt.add_run_arguments(parser)
     args = parser.parse_args()
 
     variant = load_profile(args.profile).variant.name
-    deck = json.loads(args.deck.read_text(encoding="utf-8"))
-    openings = [(o["id"], o["fen"]) for o in deck["openings"] if not o.get("lost", False)]
-    openings = openings[args.first : args.first + args.pairs]
+    openings = sprt.deck_openings(args.deck)[args.first : args.first + args.pairs]
     if len(openings) < args.pairs:
         raise SystemExit(f"{args.deck}: only {len(openings)} openings from index {args.first}")
     cand = sprt._player(args.profile, args.level, args.node_budget, sprt._change(args.change), "candidate")
@@ -62,13 +56,7 @@ def main() -> int:
     games = pa.concat_tables(tables)
     b_name = games.column("player_b")[0].as_py()
     score = match_score(games, "candidate", b_name, bootstrap=2000, seed=args.seed)
-    depth = {}
-    for name in ("candidate", b_name):
-        cols = []
-        for colour in ("white", "black"):
-            mask = np.asarray(games.column(f"{colour}_player").to_pylist()) == name
-            cols.append(np.asarray(games.column(f"{colour}_max_depth").to_pylist())[mask])
-        depth[name] = float(np.median(np.concatenate(cols)))
+    depth = sprt.median_max_depth(games, ("candidate", b_name))
     summary = {
         "variant": variant, "profile": str(args.profile), "level": args.level,
         "node_budget": args.node_budget, "change": sprt._change(args.change), "b": args.b,

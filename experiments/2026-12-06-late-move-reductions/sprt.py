@@ -41,6 +41,32 @@ def _player(profile: Path, level: str, node_budget: int, change: dict[str, Any],
     return f"inline:{name}:{json.dumps(doc, sort_keys=True)}"
 
 
+def deck_openings(path: Path) -> list[tuple[str, str]]:
+    """(id, FEN) of every opening of a deck file not flagged lost, in file order."""
+    deck = json.loads(path.read_text(encoding="utf-8"))
+    return [(o["id"], o["fen"]) for o in deck["openings"] if not o.get("lost", False)]
+
+
+def median_max_depth(games: pa.Table, names: tuple[str, ...]) -> dict[str, float]:
+    """Per player, the median over its games of the deepest iteration it completed."""
+    depth = {}
+    for name in names:
+        cols = []
+        for colour in ("white", "black"):
+            mask = np.asarray(games.column(f"{colour}_player").to_pylist()) == name
+            cols.append(np.asarray(games.column(f"{colour}_max_depth").to_pylist())[mask])
+        depth[name] = float(np.median(np.concatenate(cols)))
+    return depth
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every script of this folder takes: ply cap, seed, worker processes, output."""
+    parser.add_argument("--ply-cap", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=20261206)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--output", type=Path, required=True)
+
+
 def _change(texts: list[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for text in texts or []:
@@ -63,15 +89,11 @@ def main() -> int:
     parser.add_argument("--elo1", type=float, default=25.0)
     parser.add_argument("--max-pairs", type=int, default=1200)
     parser.add_argument("--chunk", type=int, default=40)
-    parser.add_argument("--ply-cap", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=20261206)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--output", type=Path, required=True)
+    add_run_arguments(parser)
     args = parser.parse_args()
 
     variant = load_profile(args.profile).variant.name
-    deck = json.loads(args.deck.read_text(encoding="utf-8"))
-    openings = [(o["id"], o["fen"]) for o in deck["openings"] if not o.get("lost", False)]
+    openings = deck_openings(args.deck)
     if len(openings) < args.max_pairs:
         raise SystemExit(f"{args.deck}: {len(openings)} openings, fewer than --max-pairs {args.max_pairs}")
     change = _change(args.change)
@@ -105,13 +127,7 @@ def main() -> int:
     assert result is not None
     games = pa.concat_tables(tables)
     score = match_score(games, "candidate", "baseline", bootstrap=2000, seed=args.seed)
-    depth = {}
-    for name in ("candidate", "baseline"):
-        cols = []
-        for colour in ("white", "black"):
-            mask = np.asarray(games.column(f"{colour}_player").to_pylist()) == name
-            cols.append(np.asarray(games.column(f"{colour}_max_depth").to_pylist())[mask])
-        depth[name] = float(np.median(np.concatenate(cols)))
+    depth = median_max_depth(games, ("candidate", "baseline"))
     summary = {
         "variant": variant, "profile": str(args.profile), "level": args.level,
         "node_budget": args.node_budget,
