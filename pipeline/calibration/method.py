@@ -116,6 +116,11 @@ def measure_blunders(variant: str, table: pa.Table, player: str, seed: int) -> B
     return blunder_rate(variant, table, player, max_positions=BLUNDER_SAMPLE, seed=seed)
 
 
+def games_blunders(table: pa.Table, variant: str, player: str, seed: int) -> BlunderStats:
+    """:func:`measure_blunders` with the games first (:meth:`StageContext.play_then`'s order)."""
+    return measure_blunders(variant, table, player, seed)
+
+
 def warm_blunder_rate(spec: BatchSpec, table: pa.Table) -> None:
     """Compile the kernels of :func:`measure_blunders` (a warm-up task's extra,
     :data:`~pipeline.games.executor.WarmFn`): its scorer on one decision of the warm-up's game."""
@@ -256,14 +261,13 @@ def _easy_trial(
 ) -> EasyTrial:
     slot = trial_slot(study, trial)
     player = easy_player(ctx.variant, weights, dict(params), f"easy-t{slot:03d}")
-    table = ctx.play(f"{CAL_DIR}/easy/trial-{slot:03d}",
-                     easy_trial_pairings(ctx.variant, player, product, pairs))
+    table, blunders = ctx.play_then(f"{CAL_DIR}/easy/trial-{slot:03d}",
+                                    easy_trial_pairings(ctx.variant, player, product, pairs),
+                                    games_blunders, ctx.variant, player.name, ctx.run_seed + slot)
     scores = [r["result_a"] for r in table.select(["result_a"]).to_pylist()]
     score = float(np.mean(scores))
     clipped = min(max(score, 0.5 / len(scores)), 1.0 - 0.5 / len(scores))
     gap = float(-400.0 * np.log10(1.0 / clipped - 1.0))
-    blunders = ctx.compute(f"{CAL_DIR}/easy/trial-{slot:03d}", measure_blunders, ctx.variant, table,
-                           player.name, ctx.run_seed + slot)
     rate = blunders.rate if blunders.rate is not None else 1.0
     constraint = abs(gap) - claims.EASY_TOLERANCE
     tell_trial(

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -111,6 +111,15 @@ class Executor(Protocol):
         ``on_task`` is told of its task (no batches, no games, pairing :data:`CALL_PAIRING`)."""
         ...
 
+    def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
+                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
+        """Play whole batches ``specs``, then ``fn(games, *args)`` on all their games (sorted by
+        game id), in ONE task: for a stage whose games are too few to make a task of their own
+        and whose games the driver would send straight back to a worker (an Easy trial's blunder
+        rate). The batches' tables in ``specs`` order and ``fn``'s value; ``on_task`` is told of
+        one task with its games, ``fn``'s time as :attr:`TaskTiming.other_seconds`."""
+        ...
+
 
 class InProcessExecutor:
     """Plays batches one after another in this process (tests, small matches, overhead baseline)."""
@@ -145,6 +154,14 @@ class InProcessExecutor:
         if on_task is not None:
             on_task(_call_timing(fn, IN_PROCESS_NODE, started, time.time()))
         return value
+
+    def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
+                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
+        check_stop()
+        tables, value, started, played, ended = _play_then(self._batch_fn, tuple(specs), fn, args)
+        if on_task is not None:
+            on_task(_then_timing(specs, tables, IN_PROCESS_NODE, started, played, ended))
+        return tables, cast(T, value)
 
     def close(self) -> None:
         pass
@@ -280,6 +297,26 @@ class RayExecutor:
         return out
 
     def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
+        value, node, started, ended = self._call_remote(fn, args)
+        if on_task is not None:
+            on_task(_call_timing(fn, node, started, ended))
+        return cast(T, value)
+
+    def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
+                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
+        specs = tuple(specs)
+        if specs and self.options.warm_up:
+            self.warm_up(specs[0])
+        result, node, _, _ = self._call_remote(_play_then, (self._batch_fn, specs, fn, args))
+        tables, value, started, played, ended = result
+        self.batches_by_node[node] = self.batches_by_node.get(node, 0) + len(specs)
+        if on_task is not None:
+            on_task(_then_timing(specs, tables, node, started, played, ended))
+        return tables, cast(T, value)
+
+    def _call_remote(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, str, float, float]:
+        """``fn(*args)`` in a Ray task: its value, the node, when it ran; the kernels it compiled
+        counted under the node."""
         ray = self._ray
         ref = self._call.remote(fn, args)
         while not ray.wait([ref], timeout=POLL_SECONDS)[0]:
@@ -292,9 +329,7 @@ class RayExecutor:
                 raise cause from None  # the function's own error (a bad games table, ...)
             raise BatchFailedError(f"{getattr(fn, '__name__', fn)!s} failed in its Ray task: {err}") from err
         self._count_compiles(node, compiled)
-        if on_task is not None:
-            on_task(_call_timing(fn, node, started, ended))
-        return cast(T, value)
+        return value, node, started, ended
 
     def warm_up(self, spec: BatchSpec) -> None:
         """Compile on every node not yet warmed: two plies of ``spec``'s first pair, pinned there.
@@ -480,6 +515,29 @@ def _run_call(fn: Callable[..., Any], args: tuple[Any, ...]
 def _call_timing(fn: Callable[..., Any], node: str, started: float, ended: float) -> TaskTiming:
     """The timeline's record of a :meth:`Executor.call` task: a slot busy without games."""
     return TaskTiming(node, started, ended, 0, 0, 0.0, f"{CALL_PAIRING}:{getattr(fn, '__name__', 'call')}")
+
+
+def _play_then(batch_fn: BatchFn, specs: tuple[BatchSpec, ...], fn: Callable[..., Any],
+               args: tuple[Any, ...]) -> tuple[list[pa.Table], Any, float, float, float]:
+    """Body of :meth:`Executor.run_then`: the batches' tables, ``fn``'s value on their games, and
+    when the games started, when they ended and when ``fn`` ended (seconds since the epoch)."""
+    started = time.time()
+    tables = [batch_fn(spec) for spec in specs]
+    played = time.time()
+    games = pa.concat_tables(tables).sort_by("game_id") if tables else None
+    value = fn(games, *args)
+    return tables, value, started, played, time.time()
+
+
+def _then_timing(specs: Sequence[BatchSpec], tables: Sequence[pa.Table], node: str, started: float,
+                 played: float, ended: float) -> TaskTiming:
+    """The timeline's record of a :meth:`Executor.run_then` task: its games, costed and keyed
+    like a batch task's, with the computation's seconds apart."""
+    first = specs[0]
+    return TaskTiming(node, started, ended, len(specs), sum(t.num_rows for t in tables),
+                      sum(batch_seconds(s) for s in specs), pair_key(first.player_a, first.player_b),
+                      pair_nodes(first.variant, first.player_a, first.player_b),
+                      other_seconds=max(0.0, ended - played))
 
 
 def load_ray() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,6 +143,11 @@ def pair_index(game_id: int, batch_size: int) -> tuple[int, int]:
     return pairing, batch_in_pairing * (batch_size // 2) + offset // 2
 
 
+#: plays a stage's batches still to play (told whether they are its whole plan): ``(spec, games)``
+#: of each batch, as :meth:`~pipeline.games.executor.Executor.run` yields them
+RunFn = Callable[[Sequence[BatchSpec], bool], Iterable[tuple[BatchSpec, pa.Table]]]
+
+
 def play_pairings(
     executor: Executor,
     output_root: Root,
@@ -161,6 +166,7 @@ def play_pairings(
     on_resumed: Callable[[Sequence[BatchSpec]], None] | None = None,
     on_batch: Callable[[pa.Table], None] | None = None,
     leave: Collection[int] = (),
+    run: RunFn | None = None,
 ) -> pa.Table:
     """Play every unfinished batch of the plan, write each atomically, return all its games.
 
@@ -169,6 +175,8 @@ def play_pairings(
     ``on_batch`` is given each played batch's games once written. Rows come back sorted by game id.
     ``leave``: indices of pairings whose batches another caller plays (the plan keeps their place,
     so every other batch keeps its id and seeds); their games are neither played nor returned.
+    ``run``: plays the batches still to play instead of ``executor.run(todo, on_task)``, told
+    whether they are the whole plan (nothing was read back).
     """
     specs = plan_pairings(run_id, stage, variant, pairings, run_seed, batch_size, ply_cap, deck,
                           stage_seeds=stage_seeds)
@@ -187,7 +195,8 @@ def play_pairings(
     started = time.perf_counter()
     if progress is not None and not todo:
         progress(Progress(stage, resumed, total, 0.0, 0.0))
-    for spec, table in executor.run(todo, on_task):
+    batches = executor.run(todo, on_task) if run is None else run(todo, not done)
+    for spec, table in batches:
         write_batch(table, output_root, storage_id, variant, spec.batch_id, spec=spec)
         if on_batch is not None:
             on_batch(table)

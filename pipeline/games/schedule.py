@@ -50,6 +50,8 @@ class TaskTiming:
     estimated: float = 0.0  # the task's nominal CPU seconds (pipeline.games.sizing)
     pairing: str = ""  # pipeline.games.sizing.pair_key of its first batch's players
     nodes: tuple[float, float] = (0.0, 0.0)  # pipeline.games.sizing.pair_nodes of those players
+    #: seconds of the task spent on work other than its games (``Executor.run_then``'s computation)
+    other_seconds: float = 0.0
 
     @property
     def seconds(self) -> float:

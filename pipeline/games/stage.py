@@ -10,7 +10,7 @@ killed predecessor finished and replays none of them (the failed trial itself co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.games.executor import Executor
 from pipeline.games.match import BatchSpec
 from pipeline.games.openings import Opening
-from pipeline.games.pairings import Pairing, ProgressFn, play_pairings
+from pipeline.games.pairings import Pairing, ProgressFn, RunFn, play_pairings
 from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.sizing import batch_seconds, pair_key
 from pipeline.games.storage import Root, atomic_write_bytes
@@ -53,13 +53,39 @@ class StageContext:
         """Play (or read back) the games of ``pairings`` in stage folder ``stage``; the stage name
         joins the player seeds, so no two stages share them. ``leave``: pairings another caller
         plays (:func:`~pipeline.games.pairings.play_pairings`)."""
+        return self._play(stage, pairings, leave)
+
+    def _play(self, stage: str, pairings: Sequence[Pairing], leave: Collection[int],
+              run: RunFn | None = None) -> pa.Table:
         if self.on_play is not None:
             self.on_play(stage, pairings)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage),
                              on_resumed=self._resume_recorder(stage), on_batch=self._batch_listener(stage),
-                             leave=leave)
+                             leave=leave, run=run)
+
+    def play_then(self, stage: str, pairings: Sequence[Pairing], fn: Callable[..., T],
+                  *args: Any) -> tuple[pa.Table, T]:
+        """:meth:`play`, then ``fn(games, *args)`` on all the stage's games (sorted by game id),
+        both in one task (:meth:`Executor.run_then`) when no batch of the stage was read back:
+        a stage too small for a task of its own whose games go straight to a worker anyway (an
+        Easy trial and its blunder rate). On a resume ``fn`` runs as :meth:`compute` on the
+        games read back and played; either way it sees the same games."""
+        value: list[T] = []
+        recorder = self._recorder(stage)
+
+        def run(todo: Sequence[BatchSpec], whole: bool) -> Iterable[tuple[BatchSpec, pa.Table]]:
+            if not whole or not todo:
+                return self.executor.run(todo, recorder)
+            tables, out = self.executor.run_then(todo, fn, args, recorder)
+            value.append(out)
+            return zip(todo, tables, strict=True)
+
+        table = self._play(stage, pairings, (), run)
+        if value:
+            return table, value[0]
+        return table, self.compute(stage, fn, table, *args)
 
     def compute(self, stage: str, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` where the batches run (:meth:`Executor.call`), its task recorded under

@@ -247,6 +247,6 @@ def _alike(a: tuple[float, float], b: tuple[float, float]) -> bool:
 
 
 def _ratio(tasks: Sequence[TaskTiming]) -> float | None:
-    """Measured over nominal CPU seconds of finished tasks (None without any)."""
+    """Measured over nominal CPU seconds of finished tasks' games (None without any)."""
     nominal = sum(t.estimated for t in tasks)
-    return None if not tasks or nominal <= 0 else sum(t.seconds for t in tasks) / nominal
+    return None if not tasks or nominal <= 0 else sum(t.seconds - t.other_seconds for t in tasks) / nominal

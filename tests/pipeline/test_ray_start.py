@@ -110,9 +110,14 @@ def _refuse(text: str) -> None:
     raise ValueError(f"bad games table: {text}")
 
 
-def test_called_work_runs_on_a_worker_and_keeps_its_error(tmp_path: Path) -> None:
+def _rows_and_pid(games: pa.Table, offset: int) -> tuple[int, int]:
+    return games.num_rows, os.getpid() + offset
+
+
+def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from pipeline.games.schedule import TaskTiming
 
+    specs = plan_batches(smoke_config)[:2]
     executor = RayExecutor(RayOptions(num_cpus=1, node_ip_address="127.0.0.2",
                                       numba_cache_dir=str(tmp_path / "numba-cache")))
     seen: list[TaskTiming] = []
@@ -122,5 +127,13 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(tmp_path: Path) -> Non
         assert len(seen) == 1 and seen[0].node == "127.0.0.2" and seen[0].games == 0
         with pytest.raises(ValueError, match="bad games table: row 3"):
             executor.call(_refuse, ("row 3",))
+        tables, (rows, worker) = executor.run_then(specs, _rows_and_pid, (0,), seen.append)
     finally:
         executor.close()
+    # the games and the computation on them: one task on a worker, its games counted
+    assert worker != os.getpid() and rows == sum(t.num_rows for t in tables) > 0
+    assert len(seen) == 2 and seen[1].games == rows and seen[1].batches == 2 and seen[1].other_seconds >= 0
+    local = dict(InProcessExecutor().run(specs))
+    for spec, table in zip(specs, tables, strict=True):
+        keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
+        assert table.select(keep).equals(local[spec].select(keep))
