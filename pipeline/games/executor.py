@@ -6,7 +6,8 @@ finish, in completion order, so the driver can write each file the moment it arr
 work, not a game count (``pipeline.games.sizing``): several small batches, or one part of a big
 one, whose parts the driver joins before yielding the batch. It submits the first task of every
 player pairing first (``sizing.probe_first``: the ETA and the validation's plan see every
-pairing early), then the rest in order. The Ray executor keeps at most
+pairing early), then the rest in order. ``run_then`` plays a few whole batches and a computation
+on their games in one task (a stage too small for a task of its own). The Ray executor keeps at most
 ``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
