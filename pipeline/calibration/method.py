@@ -501,33 +501,39 @@ def run_calibration(
     positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
     tactics = load_tactics(ctx.variant).positions
     levels: dict[str, LevelOutcome] = {}
-    for i, level in enumerate(LEVEL_NAMES):
-        player = chosen[level]
-        blunders = ctx.compute(CHECKS_STAGE, measure_blunders, ctx.variant, validation, player.name,
-                               ctx.run_seed + i)
-        nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
-        elo, low, high = _interval(pooled, {player.name: 1.0})
-        vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
-        levels[level] = LevelOutcome(
-            level=level,
-            player=player.name,
-            profile=player.level.to_json(),
-            elo=elo,
-            ci=(low, high),
-            validation_elo=vfit.rating(player.name).value,
-            validation_ci=(vfit.rating(player.name).ci_low, vfit.rating(player.name).ci_high),
-            expected_score_next=None if nxt is None else _score(pooled, player.name, nxt),
-            expected_score_product=vs_product,
-            nodes_per_move=player_nodes_per_move(validation, player.name),
-            median_depth=median_depth(player, positions),
-            blunder_rate=blunders.rate,
-            blunder_ci=(blunders.ci_low, blunders.ci_high),
-            games=int(pooled.games[pooled.index(player.name)]),
-            tactics=_tactics(player, tactics),
-            measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
-        )
-    product_blunders = ctx.compute(CHECKS_STAGE, measure_blunders, ctx.variant, validation,
-                                   product.player("easy"), ctx.run_seed)
+    # the blunder rates are tasks on the workers, all in flight at once while the driver measures
+    # depths and tactics; each rate has its own seed, so their order changes nothing
+    scored = [(names[level], ctx.run_seed + i) for i, level in enumerate(LEVEL_NAMES)]
+    scored.append((product.player("easy"), ctx.run_seed))
+    with cf.ThreadPoolExecutor(max_workers=len(scored), thread_name_prefix="checks") as pool:
+        rates = [pool.submit(ctx.compute, CHECKS_STAGE, measure_blunders, ctx.variant, validation, name, seed)
+                 for name, seed in scored]
+        for i, level in enumerate(LEVEL_NAMES):
+            player = chosen[level]
+            depth, solved = median_depth(player, positions), _tactics(player, tactics)  # on the driver
+            blunders = rates[i].result()
+            nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
+            elo, low, high = _interval(pooled, {player.name: 1.0})
+            vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
+            levels[level] = LevelOutcome(
+                level=level,
+                player=player.name,
+                profile=player.level.to_json(),
+                elo=elo,
+                ci=(low, high),
+                validation_elo=vfit.rating(player.name).value,
+                validation_ci=(vfit.rating(player.name).ci_low, vfit.rating(player.name).ci_high),
+                expected_score_next=None if nxt is None else _score(pooled, player.name, nxt),
+                expected_score_product=vs_product,
+                nodes_per_move=player_nodes_per_move(validation, player.name),
+                median_depth=depth,
+                blunder_rate=blunders.rate,
+                blunder_ci=(blunders.ci_low, blunders.ci_high),
+                games=int(pooled.games[pooled.index(player.name)]),
+                tactics=solved,
+                measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
+            )
+        product_blunders = rates[-1].result()
     checks = []
     for lv, player in checked:
         measured = match_score(validation, player.name, product.anchor, bootstrap=section.bootstrap,
