@@ -37,7 +37,7 @@ from pipeline.games.stage import player_nodes_per_move, read_result, write_resul
 from pipeline.games.storage_fs import StorePath, store_path
 from pipeline.ratings.blunders import blunder_rate
 from pipeline.ratings.logistic import elo_to_score
-from pipeline.ratings.scale import match_score, match_score_json, scale_from_games
+from pipeline.ratings.scale import match_score, match_score_json, measured_groups, scale_from_games
 
 RUN_ID = "levelcheck"
 STAGE = "matches"
@@ -206,18 +206,24 @@ def _judge(
         bootstrap=settings.bootstrap,
         seed=settings.seed,
     )
+    # a level that never dropped (or never took) a point across some pairing on its way to the
+    # anchor has an Elo the fit's prior chose, not the games: it is reported, not judged
+    anchored = next(g for g in measured_groups(games) if "product-medium" in g)
     levels = {}
     for n in LEVEL_NAMES:
         name = f"profile-{n}"
         rating = fit.rating(name)
         claim = profile.provenance.levels[n]
         blunders = blunder_rate(variant, games, name)
+        on_scale = name in anchored
         levels[n] = {
             "elo": rating.value,
             "elo_ci": [rating.ci_low, rating.ci_high],
+            "elo_measured": on_scale,
             "claimed_elo": claim.elo,
             "claimed_ci": None if claim.elo_ci is None else list(claim.elo_ci),
-            "claim_inside_ci": None if claim.elo is None else rating.ci_low <= claim.elo <= rating.ci_high,
+            "claim_inside_ci": (None if claim.elo is None or not on_scale
+                                else rating.ci_low <= claim.elo <= rating.ci_high),
             "blunder_rate": blunders.rate,
             "blunder_ci": [blunders.ci_low, blunders.ci_high],
             "nodes_per_move": player_nodes_per_move(games, name),
@@ -275,6 +281,8 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     for n, lv in result["levels"].items():
         inside = {True: "yes", False: "NO", None: "-"}[lv["claim_inside_ci"]]
+        if not lv.get("elo_measured", True):
+            inside = "not measured (perfect scores separate it from product-medium)"
         lines.append(
             f"| {n} | {lv['elo']:.0f} [{lv['elo_ci'][0]:.0f}, {lv['elo_ci'][1]:.0f}] | "
             f"{_fmt(lv['claimed_elo'], '.0f')} | {inside} | {_fmt(lv['blunder_rate'], '.3f')} | "

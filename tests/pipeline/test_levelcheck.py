@@ -115,3 +115,33 @@ def test_levelcheck_judges_predictions_and_resumes(tmp_path: Path) -> None:
     assert "| profile-medium - profile-easy |" in (out / "levelcheck.md").read_text()
     with pytest.raises(LevelCheckError, match="holds a level check of other settings"):
         run_levelcheck(LevelCheckSettings(str(profile), str(out), openings=3, batch_size=2, in_process=True))
+
+
+def test_a_level_cut_off_by_perfect_scores_is_reported_not_judged(tmp_path: Path) -> None:
+    """Medium beating Easy in every game (and product-easy met only by Easy) leaves Easy's Elo to
+    the fit's prior: the check says so instead of judging the claim against it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from engine.profile import load_profile as load
+    from pipeline.calibration.levelcheck import _judge, markdown
+
+    profile_path = write_profile(tmp_path / "p.json")
+    out = tmp_path / "check"
+    settings = LevelCheckSettings(
+        str(profile_path), str(out), openings=2, batch_size=2, ply_cap=40, bootstrap=50, in_process=True
+    )
+    run_levelcheck(settings)
+    games = pa.concat_tables(pq.read_table(p) for p in sorted(out.rglob("batch-*.parquet")))
+    pair = pc.and_(pc.is_in(games["white_player"], pa.array(["profile-medium", "profile-easy"])),
+                   pc.is_in(games["black_player"], pa.array(["profile-medium", "profile-easy"])))
+    medium_white = pc.equal(games["white_player"], "profile-medium")
+    forced = pc.if_else(pair, pc.if_else(medium_white, 1.0, 0.0), games["result_white"])
+    games = games.set_column(games.schema.get_field_index("result_white"), "result_white",
+                             forced.cast(games.schema.field("result_white").type))
+    result = _judge(settings, load(profile_path), list(matches(load(profile_path))), games)
+    easy = result["levels"]["easy"]
+    assert easy["elo_measured"] is False and easy["claim_inside_ci"] is None
+    assert result["levels"]["medium"]["elo_measured"] is True
+    assert "| easy |" in markdown(result) and "not measured (perfect scores" in markdown(result)
