@@ -2,7 +2,7 @@
 reference player spec, one colour-swapped pair per opening of a slice of a deck file.
 
     PYTHONPATH=. python experiments/2026-12-06-late-move-reductions/match_deck.py \
-        --profile experiments/2026-12-03-brazilian-calibration/brazilian-candidate.json \
+        --profile experiments/archive/2026-12-03-brazilian-calibration/brazilian-candidate.json \
         --node-budget 200000 --change reductions=true --b engine/profiles/brazilian-start.json:hard \
         --deck experiments/2026-12-06-late-move-reductions/brazilian-engine-test.json \
         --first 1200 --pairs 300 --output test2.json

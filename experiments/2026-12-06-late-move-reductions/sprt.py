@@ -2,7 +2,7 @@
 same level without it, one colour-swapped pair per opening of a deck, until the test decides.
 
     PYTHONPATH=. python experiments/2026-12-06-late-move-reductions/sprt.py \
-        --profile experiments/2026-12-03-brazilian-calibration/brazilian-candidate.json \
+        --profile experiments/archive/2026-12-03-brazilian-calibration/brazilian-candidate.json \
         --deck experiments/2026-12-06-late-move-reductions/brazilian-engine-test.json \
         --node-budget 50000 --change reductions=true --output out.json
 

@@ -37,11 +37,12 @@ from pipeline.job.eta import PlannedGames, driver_work, planned
 from pipeline.ratings.scale import MIN_BOOTSTRAP, scale_from_games
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
-#: the calibration's checks after its validation: a blunder check scores every root move of a
-#: decision with a material-only search, measured at 38.7 CPU-seconds for 20,000 decisions of an
-#: english Easy trial (experiments/2026-12-05-cluster-stage-tasks, run 3), about 11,600 nodes at
-#: the nominal speed; a player has a choice on about 40 % of a game's plies (forced moves skipped)
-BLUNDER_NODES_PER_DECISION = 11_600
+#: the calibration's checks after its validation: a blunder check searches every root move of a
+#: decision 3 plies deeper (about 8 moves of 5 x 3**3 nodes), and a player has a choice on about
+#: 40 % of a game's plies (its forced moves are skipped). Measured costs vary 6-fold by player
+#: and variant (0.6 to 3.6 ms a decision: experiments/2026-12-02-job-eta, eighth measurement), so
+#: no constant prices them all; the seventh measurement held with this guess
+BLUNDER_NODES_PER_DECISION = 8 * 5 * 3**3
 DECISIONS_PER_PLY = 0.4
 #: the export: the profile reloaded by the engine, the report's tables and plots
 EXPORT_SECONDS = 5.0

@@ -261,7 +261,7 @@ def test_loglik_derivatives_match_finite_differences() -> None:
 def test_an_optimiser_that_stops_just_short_is_finished_by_newton_steps(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Brazilian validated run 4 (experiments/2026-11-29-brazilian-calibration): on 19,200 games
+    """Brazilian validated run 4 (experiments/archive/2026-11-29-brazilian-calibration): on 19,200 games
     trust-exact stopped on rounding noise one Newton step of 1.01e-6 short, and the fit raised. A few
     Newton steps finish the job."""
     import scipy.optimize
