@@ -149,9 +149,11 @@ def plan_tasks(specs: Iterable[BatchSpec], target: float = TARGET_SECONDS) -> li
 
 def probe_first(tasks: Sequence[Task]) -> list[Task]:
     """``tasks`` with the first task of every player pairing moved to the front (in their order),
-    then the rest in their order. Every pairing then has a finished task early, so the job's ETA
-    measures each pairing's speed, and a fit of a stage's games so far rates every player, long
-    before its last pairings would start; which task runs when never changes a game."""
+    then the rest, dearest first (ties in their order). Every pairing then has a finished task
+    early, so the job's ETA measures each pairing's speed, and a fit of a stage's games so far
+    rates every player, long before its last pairings would start; and the stage's last round
+    holds its cheapest tasks, so its slots finish close together (longest-first scheduling).
+    Which task runs when never changes a game."""
     seen: set[tuple[str, str]] = set()
     first: list[Task] = []
     rest: list[Task] = []
@@ -162,6 +164,7 @@ def probe_first(tasks: Sequence[Task]) -> list[Task]:
             seen |= pairings
         else:
             rest.append(task)
+    rest.sort(key=task_seconds, reverse=True)  # stable: equal estimates keep their order
     return first + rest
 
 

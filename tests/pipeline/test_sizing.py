@@ -70,6 +70,18 @@ def test_every_pairing_has_a_task_near_the_front_and_no_task_is_lost() -> None:
     assert probe_first(probe_first(tasks)) == probe_first(tasks)
 
 
+def test_after_the_probes_the_dearest_tasks_go_first() -> None:
+    a = batches("hard", "hard", 3)
+    b = [BatchSpec(**{**x.__dict__, "batch_id": 10 + x.batch_id}) for x in batches("easy", "random", 3)]
+    tasks = [(Part(b[0], 0, 5),), (Part(a[0], 0, 5),), (Part(b[1], 0, 5),), (Part(b[2], 0, 5),),
+             (Part(a[1], 0, 2),), (Part(a[2], 0, 5),)]
+    ordered = probe_first(tasks)
+    assert ordered[:2] == [tasks[0], tasks[1]]  # each pairing's first task, in order
+    assert ordered[2:] == [tasks[5], tasks[4], tasks[2], tasks[3]]  # then dearest first, ties in order
+    seconds = [task_seconds(t) for t in ordered[2:]]
+    assert seconds == sorted(seconds, reverse=True) and seconds[0] > seconds[-1]
+
+
 def test_a_smaller_task_target_gives_more_tasks_over_the_same_pairs() -> None:
     specs = batches("medium", "medium", 30)
     default = plan_tasks(specs)
