@@ -46,6 +46,7 @@ from engine.games import GamePlayer
 from engine.player import Player
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration import claims
+from pipeline.calibration.blunder_checks import DECISIONS_PER_TASK, submit_blunder_check
 from pipeline.calibration.dial import DialCheck, DialLevel, plan_dial, predicted_score, spot_checked
 from pipeline.calibration.outcome import CalibrationOutcome, EasyTrial, LevelOutcome
 from pipeline.calibration.paths import (
@@ -185,7 +186,7 @@ def curve_pairings(product: ProductLevels, curves: Curves, pairs: int) -> list[P
 
 def play_product_curves(ctx: StageContext, section: CalibrateSection) -> pa.Table:
     """Play the curve stage's :func:`product_pairings` into its folder ahead of the calibration
-    (the job does it beside the tuning's SPRT). Their batches are the first of the stage's plan,
+    (the job does it in the slots the tuning leaves idle). Their batches are the first of the stage's plan,
     with the same ids and seeds, so the calibration reads them back instead of playing them."""
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     pairings = with_repeats(ctx.variant, product_pairings(product_levels(ctx.variant), len(split.curve)))
@@ -303,6 +304,7 @@ def run_easy_study(
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
     tags = {"kind": "trial", "stage": CAL_DIR, "study_name": study.study_name}
+    ended = itertools.count(len(complete_trials(study)) + 1)  # lines, not the study's count (see run_tune)
 
     def play(trial: Any, params: dict[str, Any]) -> tuple[EasyTrial, dict[str, Any], int]:
         return _easy_trial(ctx, study, trial, params, weights, product, pairs), params, trial.number
@@ -315,9 +317,8 @@ def run_easy_study(
                                  "feasible": float(outcome.feasible)})
             tracker.set_tags({"state": "complete", "player": outcome.player})
         if log is not None:
-            n = len(complete_trials(study))
             log(
-                f"easy trial {n}/{section.easy_trials} ({outcome.player}): blunder rate "
+                f"easy trial {next(ended)}/{section.easy_trials} ({outcome.player}): blunder rate "
                 f"{outcome.blunder_rate:.3f}, {outcome.gap:+.0f} Elo against the product's Easy "
                 f"({'feasible' if outcome.feasible else 'too far'})"
             )
@@ -501,17 +502,19 @@ def run_calibration(
     positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
     tactics = load_tactics(ctx.variant).positions
     levels: dict[str, LevelOutcome] = {}
-    # the blunder rates are tasks on the workers, all in flight at once while the driver measures
-    # depths and tactics; each rate has its own seed, so their order changes nothing
+    # the blunder rates are tasks on the workers, each split into shares (blunder_checks), all in
+    # flight at once while the driver measures depths and tactics; each rate has its own seed, so
+    # their order changes nothing
     scored = [(names[level], ctx.run_seed + i) for i, level in enumerate(LEVEL_NAMES)]
     scored.append((product.player("easy"), ctx.run_seed))
-    with cf.ThreadPoolExecutor(max_workers=len(scored), thread_name_prefix="checks") as pool:
-        rates = [pool.submit(ctx.compute, CHECKS_STAGE, measure_blunders, ctx.variant, validation, name, seed)
+    threads = len(scored) * max(1, BLUNDER_SAMPLE // DECISIONS_PER_TASK)
+    with cf.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="checks") as pool:
+        rates = [submit_blunder_check(ctx, pool, CHECKS_STAGE, validation, name, BLUNDER_SAMPLE, seed)
                  for name, seed in scored]
         for i, level in enumerate(LEVEL_NAMES):
             player = chosen[level]
             depth, solved = median_depth(player, positions), _tactics(player, tactics)  # on the driver
-            blunders = rates[i].result()
+            blunders = rates[i]()
             nxt = names[LEVEL_NAMES[i + 1]] if i + 1 < len(LEVEL_NAMES) else None
             elo, low, high = _interval(pooled, {player.name: 1.0})
             vs_product = {p: _score(pooled, player.name, product.player(p)) for p in LEVEL_NAMES}
@@ -533,7 +536,7 @@ def run_calibration(
                 tactics=solved,
                 measured_scores=_measured(validation, player.name, section.bootstrap, ctx.run_seed),
             )
-        product_blunders = rates[-1].result()
+        product_blunders = rates[-1]()
     checks = []
     for lv, player in checked:
         measured = match_score(validation, player.name, product.anchor, bootstrap=section.bootstrap,

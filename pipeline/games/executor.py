@@ -28,6 +28,7 @@ adds them up per node, with the driver's own under its node, so a run shows that
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -61,6 +62,8 @@ from pipeline.games.sizing import (
 )
 from pipeline.games.stopping import POLL_SECONDS, check_stop
 
+#: how often a run that fills idle slots only (``idle_only``) looks for one while it has none
+IDLE_POLL_SECONDS = 0.2
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
 CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
@@ -87,8 +90,11 @@ class RayStartError(ConnectionError):
 class Executor(Protocol):
     """Runs batches somewhere and yields them as they finish."""
 
-    def run(self, specs: Iterable[BatchSpec],
-            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]: ...
+    def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
+            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
+        """``idle_only``: submit a task only while the executor has fewer tasks out than the
+        cluster has slots (work that fills the gaps of other stages, never queued ahead of them)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -132,9 +138,9 @@ class InProcessExecutor:
         self._batch_fn = batch_fn
         self.batches_by_node: dict[str, int] = {}
 
-    def run(self, specs: Iterable[BatchSpec],
-            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]:
-        for spec in specs:
+    def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
+            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
+        for spec in specs:  # one slot, played by the calling thread: idle_only changes nothing
             check_stop()
             started = time.time()
             table = self._batch_fn(spec)
@@ -263,6 +269,8 @@ class RayExecutor:
         self.batches_by_node: dict[str, int] = {}
         self._compiles: dict[str, dict[str, int]] = {}  # node -> kernel -> compiles in tasks
         self._compiles_lock = threading.Lock()
+        self._out = 0  # tasks submitted and not yet returned, by every caller (idle_only runs)
+        self._out_lock = threading.Lock()
         self._driver_node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
     @property
@@ -274,6 +282,11 @@ class RayExecutor:
     def slots(self) -> int:
         """The cluster's CPU slots (one task each)."""
         return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    def _count_out(self, change: int) -> int:
+        with self._out_lock:
+            self._out += change
+            return self._out
 
     def in_flight_limit(self) -> int:
         if self.options.max_in_flight > 0:
@@ -320,8 +333,12 @@ class RayExecutor:
         counted under the node."""
         ray = self._ray
         ref = self._call.remote(fn, args)
-        while not ray.wait([ref], timeout=POLL_SECONDS)[0]:
-            check_stop()
+        self._count_out(1)
+        try:
+            while not ray.wait([ref], timeout=POLL_SECONDS)[0]:
+                check_stop()
+        finally:
+            self._count_out(-1)
         try:
             value, node, started, ended, compiled = ray.get(ref)
         except ray.exceptions.RayTaskError as err:
@@ -364,8 +381,8 @@ class RayExecutor:
             self._count_compiles(node, compiled)
             self.warmed_nodes.add(node_id)
 
-    def run(self, specs: Iterable[BatchSpec],
-            on_task: TaskFn | None = None) -> Iterator[tuple[BatchSpec, pa.Table]]:
+    def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
+            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
         ray = self._ray
         specs = list(specs)
         if specs and self.options.warm_up:
@@ -376,53 +393,64 @@ class RayExecutor:
             for part in task:
                 parts_left[part.spec.batch_id] = parts_left.get(part.spec.batch_id, 0) + 1
         arrived: dict[int, list[pa.Table]] = {}
-        pending = iter(tasks)
+        pending = collections.deque(tasks)
         limit = self.in_flight_limit()
+        slots = self.slots if idle_only else 0
         in_flight: dict[Any, tuple[Task, int]] = {}  # object ref -> (task, attempts)
 
         def submit(task: Task, attempt: int) -> None:
             subs = tuple(part.spec if part.whole else part.sub_spec() for part in task)
             in_flight[self._remote.remote(self._batch_fn, subs)] = (task, attempt)
+            self._count_out(1)
 
-        for task in pending:
-            submit(task, 0)
-            if len(in_flight) >= limit:
-                break
-        while in_flight:
-            check_stop()  # Ctrl-C: this thread stops too (pipeline.games.stopping)
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=POLL_SECONDS)
-            if not ready:
-                continue
-            ref = ready[0]
-            task, attempt = in_flight.pop(ref)
-            try:
-                tables, node, started, ended, compiled = ray.get(ref)
-            except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
-                if attempt >= self.options.resubmits:
-                    raise
-                submit(task, attempt + 1)  # same specs, same seeds, same files: safe to redo
-                continue
-            except ray.exceptions.RayTaskError as err:
-                ids = sorted({part.spec.batch_id for part in task})
-                names = ", ".join(map(str, ids))
-                raise BatchFailedError(f"batch {names} failed in its Ray task: {err}") from err
-            next_task = next(pending, None)
-            if next_task is not None:
-                submit(next_task, 0)
-            self._count_compiles(node, compiled)
-            if on_task is not None:
-                first = task[0].spec
-                on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables),
-                                   task_seconds(task), pair_key(first.player_a, first.player_b),
-                                   pair_nodes(first.variant, first.player_a, first.player_b)))
-            for part, table in zip(task, tables, strict=True):
-                batch_id = part.spec.batch_id
-                arrived.setdefault(batch_id, []).append(table)
-                parts_left[batch_id] -= 1
-                if parts_left[batch_id] == 0:
-                    self.batches_by_node[node] = self.batches_by_node.get(node, 0) + 1
-                    joined = pa.concat_tables(arrived.pop(batch_id)).sort_by("game_id")
-                    yield part.spec, joined
+        def fill() -> None:
+            while pending and len(in_flight) < limit and (not idle_only or self._count_out(0) < slots):
+                submit(pending.popleft(), 0)
+
+        try:
+            fill()
+            while in_flight or pending:
+                check_stop()  # Ctrl-C: this thread stops too (pipeline.games.stopping)
+                if not in_flight:  # idle_only, and every slot taken: look again shortly
+                    time.sleep(IDLE_POLL_SECONDS)
+                    fill()
+                    continue
+                ready, _ = ray.wait(list(in_flight), num_returns=1,
+                                    timeout=IDLE_POLL_SECONDS if idle_only else POLL_SECONDS)
+                if not ready:
+                    fill()
+                    continue
+                ref = ready[0]
+                task, attempt = in_flight.pop(ref)
+                self._count_out(-1)
+                try:
+                    tables, node, started, ended, compiled = ray.get(ref)
+                except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError):
+                    if attempt >= self.options.resubmits:
+                        raise
+                    submit(task, attempt + 1)  # same specs, same seeds, same files: safe to redo
+                    continue
+                except ray.exceptions.RayTaskError as err:
+                    ids = sorted({part.spec.batch_id for part in task})
+                    names = ", ".join(map(str, ids))
+                    raise BatchFailedError(f"batch {names} failed in its Ray task: {err}") from err
+                fill()
+                self._count_compiles(node, compiled)
+                if on_task is not None:
+                    first = task[0].spec
+                    on_task(TaskTiming(node, started, ended, len(task), sum(t.num_rows for t in tables),
+                                       task_seconds(task), pair_key(first.player_a, first.player_b),
+                                       pair_nodes(first.variant, first.player_a, first.player_b)))
+                for part, table in zip(task, tables, strict=True):
+                    batch_id = part.spec.batch_id
+                    arrived.setdefault(batch_id, []).append(table)
+                    parts_left[batch_id] -= 1
+                    if parts_left[batch_id] == 0:
+                        self.batches_by_node[node] = self.batches_by_node.get(node, 0) + 1
+                        joined = pa.concat_tables(arrived.pop(batch_id)).sort_by("game_id")
+                        yield part.spec, joined
+        finally:
+            self._count_out(-len(in_flight))  # a stop or an error: they are no longer waited for
 
     def close(self) -> None:
         """Shut down Ray if this executor started the connection."""

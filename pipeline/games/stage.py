@@ -44,6 +44,9 @@ class StageContext:
     timeline: TaskTimeline | None = None  # every task's timing, by stage (pipeline.games.schedule)
     on_play: Callable[[str, Sequence[Pairing]], None] | None = None  # told each stage's pairings first
     on_batch: Callable[[str, pa.Table], None] | None = None  # told each batch played (not read back)
+    #: submit tasks only into slots no other stage uses (``Executor.run``'s ``idle_only``): work
+    #: that fills the gaps of the stages running beside it, never queued ahead of theirs
+    idle_only: bool = False
 
     @property
     def run_folder(self) -> StorePath:
@@ -59,6 +62,11 @@ class StageContext:
               run: RunFn | None = None) -> pa.Table:
         if self.on_play is not None:
             self.on_play(stage, pairings)
+        if run is None and self.idle_only:
+            recorder = self._recorder(stage)
+
+            def run(todo: Sequence[BatchSpec], whole: bool) -> Iterable[tuple[BatchSpec, pa.Table]]:
+                return self.executor.run(todo, recorder, idle_only=True)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage),

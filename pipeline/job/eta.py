@@ -9,8 +9,10 @@ estimate leans high until they end. When a stage group starts playing, its plan 
 pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook); the
 validation's plan is refined before that from a fit of the curve games so far
 (:meth:`JobClock.refine`), since the bridges it plays depend on the curves' Elo. The
-driver's own work between tasks (the calibration's checks after its validation, the export) is
-planned too (:func:`driver_work`), as wall seconds on no slot. Batches read back on a resume
+driver's own work between tasks (the export) is planned too (:func:`driver_work`), as wall seconds
+on no slot, and so is work without games that runs as equal tasks side by side (the blunder rates
+of the calibration's checks, :func:`side_by_side`): its CPU-seconds over as many slots as it has
+tasks, at most all of them. Batches read back on a resume
 (``TaskTimeline.resumed``) are games no longer to come.
 
 As tasks finish (:class:`~pipeline.games.schedule.TaskTimeline`) each pairing's measured seconds
@@ -52,7 +54,9 @@ class PlannedGames:
     games: int
     seconds_per_game: float  # nominal CPU seconds
     width: int = 0  # most tasks the group keeps in flight (0: as many as there are slots)
-    driver: bool = False  # the driver's own work (games 1, seconds_per_game its wall seconds)
+    #: work without games: the driver's own (games 1, seconds_per_game its wall seconds), or with a
+    #: ``width``, that many equal tasks side by side (seconds_per_game the CPU seconds of each)
+    driver: bool = False
     nodes: tuple[float, float] = (0.0, 0.0)  # the players' expected nodes a move (sizing.pair_nodes)
     search_seconds: float = 0.0  # the searches' part of seconds_per_game
 
@@ -64,6 +68,15 @@ class PlannedGames:
 def driver_work(stage: str, seconds: float) -> PlannedGames:
     """The driver's own work in stage folder ``stage``: ``seconds`` of wall time, no task."""
     return PlannedGames(stage_group(stage), "driver", 1, seconds, driver=True)
+
+
+def side_by_side(stage: str, cpu_seconds: float, tasks: int) -> PlannedGames:
+    """Work without games in stage folder ``stage``: ``tasks`` equal tasks of ``cpu_seconds`` in
+    all, in flight at once (the calibration's blunder rates); it takes the wall time of its
+    CPU-seconds over as many slots as it has tasks."""
+    count = max(1, tasks)
+    return PlannedGames(stage_group(stage), "side-by-side", count, cpu_seconds / count, width=count,
+                        driver=True)
 
 
 def planned(stage: str, variant: str, player_a: str, player_b: str, games: int, ply_cap: int,
@@ -161,7 +174,7 @@ class JobClock:
         wall = 0.0
         for name, every_plan in self.plan.items():
             if every_plan and group in (None, name):
-                wall += sum(p.nominal for p in every_plan if p.driver)
+                wall += sum(p.nominal / min(p.width or 1, self.slots) for p in every_plan if p.driver)
                 plans = [p for p in every_plan if not p.driver]
                 if not plans:
                     continue

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from engine.variants import get_variant
+from pipeline.calibration.blunder_checks import DECISIONS_PER_TASK
 from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
     BRIDGE_STEPS,
@@ -33,7 +34,7 @@ from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, plan_pairings
 from pipeline.games.players import resolve_player
 from pipeline.games.sizing import EXPECTED_PLIES, NOMINAL_NODES_PER_SECOND, expected_nodes, plan_tasks
-from pipeline.job.eta import PlannedGames, driver_work, planned
+from pipeline.job.eta import PlannedGames, driver_work, planned, side_by_side
 from pipeline.ratings.scale import MIN_BOOTSTRAP, scale_from_games
 from pipeline.tuning.weights import SEED_NAME, TUNE_DIR, tuning_spec
 
@@ -108,7 +109,7 @@ def calibrate_plan(variant: str, weights: Mapping[str, float], section: Calibrat
     out += [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
             for p in validation]
     levels = stand_in_levels(variant, weights, section)
-    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, levels, validation, ply_cap)))
+    out += checks_plan(variant, levels, validation, ply_cap)
     return out
 
 
@@ -139,7 +140,7 @@ def validation_from_curves(variant: str, weights: Mapping[str, float], section: 
     levels = {n: p.spec for n, p in choice.chosen.items()}
     out = [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
            for p in validation]
-    out.append(driver_work(CHECKS_GROUP, checks_seconds(variant, levels, validation, ply_cap)))
+    out += checks_plan(variant, levels, validation, ply_cap)
     return out
 
 
@@ -168,22 +169,25 @@ class CurveGames:
                                       self.ply_cap)
 
 
-def checks_seconds(variant: str, levels: Mapping[str, str], validation: Sequence[Pairing],
-                   ply_cap: int) -> float:
-    """Seconds of the checks after the validation, at the nominal search speed: the blunder
-    rates of the ``levels`` (specs by level) and of the product's Easy over their games in
-    ``validation`` (at most :data:`BLUNDER_SAMPLE` decisions each), and each level's median depth
-    and tactics searches. The rates run side by side on the workers while the driver searches,
-    so this sum leans high."""
+def checks_plan(variant: str, levels: Mapping[str, str], validation: Sequence[Pairing],
+                ply_cap: int) -> list[PlannedGames]:
+    """The checks after the validation, at the nominal search speed: the blunder rates of the
+    ``levels`` (specs by level) and of the product's Easy over their games in ``validation`` (at
+    most :data:`BLUNDER_SAMPLE` decisions each, tasks of :data:`DECISIONS_PER_TASK` side by
+    side), and each level's median depth and tactics searches on the driver meanwhile (planned
+    after them, so this leans high by the shorter of the two)."""
     scored = [*levels.values(), product_levels(variant).spec("easy")]
     plies = min(ply_cap, EXPECTED_PLIES)
-    decisions = sum(min(BLUNDER_SAMPLE, sum(2 * p.pairs * plies * DECISIONS_PER_PLY
-                                            for p in validation if spec in (p.a_spec, p.b_spec)))
-                    for spec in scored)
+    speed = NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
+    rates = [min(BLUNDER_SAMPLE, sum(2 * p.pairs * plies * DECISIONS_PER_PLY
+                                     for p in validation if spec in (p.a_spec, p.b_spec)))
+             for spec in scored]
+    tasks = sum(max(1, int(d) // DECISIONS_PER_TASK) for d in rates)
     searches = len(load_tactics(variant).positions) + DEPTH_POSITIONS
-    nodes = decisions * BLUNDER_NODES_PER_DECISION + searches * sum(
-        expected_nodes(resolve_player(spec, variant).game_player) for spec in levels.values())
-    return nodes / NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
+    driver_nodes = searches * sum(expected_nodes(resolve_player(spec, variant).game_player)
+                                  for spec in levels.values())
+    return [side_by_side(CHECKS_GROUP, sum(rates) * BLUNDER_NODES_PER_DECISION / speed, tasks),
+            driver_work(CHECKS_GROUP, driver_nodes / speed)]
 
 
 def stand_in_levels(variant: str, weights: Mapping[str, float], section: CalibrateSection) -> dict[str, str]:

@@ -450,7 +450,8 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
             opt = optuna_section(config)
             step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {opt.parallel_trials} "
                          f"in flight at most, then an SPRT of the best")
-            _run_tune_stage(config, ctx, section, storage, tracker, summary, printer, ahead.start)
+            ahead.start()  # the product's own games fill the slots the trials leave idle
+            _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
         if printer.clock is not None:
             printer.clock.finish("tune")
     weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
@@ -467,9 +468,10 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
 
 
 class _Ahead:
-    """The calibration's pairings between the product's own levels, played beside the tuning's
-    SPRT (which plays one step at a time) when the job runs both stages; the calibration's curves
-    wait for them and read their batches back."""
+    """The calibration's pairings between the product's own levels (they need no tuned weights),
+    played from the start of the tuning in the slots its trials and SPRT leave idle (``idle_only``)
+    when the job runs both stages; the calibration's curves wait for them and read their batches
+    back."""
 
     def __init__(self, config: RunConfig, ctx: Any, stages: tuple[str, ...]) -> None:
         self.config, self.ctx, self.stages = config, ctx, stages
@@ -482,7 +484,7 @@ class _Ahead:
                 or read_result(ctx.run_folder / "calibrate" / "result.json") is not None):
             return
         self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
-        self.future = self._pool.submit(play_product_curves, replace(ctx, on_play=None),
+        self.future = self._pool.submit(play_product_curves, replace(ctx, on_play=None, idle_only=True),
                                         calibrate_section(self.config))
 
     def close(self) -> None:
@@ -526,8 +528,7 @@ def _log_ladder(tracker: Any, ladder: Any, folder: StorePath) -> None:
 
 
 def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tracker: Any,
-                    summary: JobSummary, printer: ProgressPrinter,
-                    trials_done: Callable[[], None] | None = None) -> None:
+                    summary: JobSummary, printer: ProgressPrinter) -> None:
 
     study = _open_studies(config, storage, ctx.run_folder, ["tune"])["tune"]
     opt = optuna_section(config)
@@ -535,7 +536,7 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
               "optuna.sampler": opt.sampler}
     result = run_tune(ctx, section, study, opt.n_trials, seed_profile=job(config).seed_profile,
                       tracker=tracker, log=printer.log, params=params, window=trial_window(config),
-                      in_flight=opt.trials_in_flight or None, trials_done=trials_done)
+                      in_flight=opt.trials_in_flight or None)
     line = f"tune: {result.decision}"
     t = result.sprt
     if t is not None:

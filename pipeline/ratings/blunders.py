@@ -195,9 +195,37 @@ def blunder_rate(
     the player and the game id.
     """
     rules = get_variant(variant)
-    limit = default_threshold(rules) if threshold is None else float(threshold)
-    if not limit > 0:
-        raise ValueError(f"blunder threshold must be positive, got {threshold!r}")
+    limit = _threshold(rules, threshold)
+    part = blunder_losses(rules, table, player, depth=depth, max_positions=max_positions, seed=seed)
+    return blunder_stats(player, [part], limit, depth)
+
+
+@dataclass(frozen=True)
+class LossPart:
+    """The material losses of one share of a player's sampled decisions (in game order), and how
+    many eligible decisions the games held before sampling."""
+
+    losses: tuple[int, ...]
+    positions_seen: int
+
+
+def blunder_losses(
+    variant: Variant | str,
+    table: pa.Table,
+    player: str,
+    *,
+    depth: int = 4,
+    max_positions: int | None = None,
+    seed: int = 0,
+    part: int = 0,
+    parts: int = 1,
+) -> LossPart:
+    """The losses of share ``part`` of ``parts`` (consecutive, within one decision of each other
+    in size) of the decisions :func:`blunder_rate` scores: several tasks can each score one share
+    and :func:`blunder_stats` joins them into the same result as one task scoring all."""
+    rules = get_variant(variant)
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1 or not 0 <= part < parts:
+        raise ValueError(f"blunder share {part!r} of {parts!r}: need 0 <= part < parts")
     if max_positions is not None and max_positions < 1:
         raise ValueError(f"max_positions must be positive, got {max_positions!r}")
     scorer = MaterialScorer(rules, depth)
@@ -206,8 +234,25 @@ def blunder_rate(
         if player in (row["white_player"], row["black_player"]):
             decisions.extend(_player_decisions(rules, row, player))
     chosen = _sample(decisions, max_positions, seed)
-    losses = _losses(scorer, chosen, player)
-    return _stats(player, losses, limit, depth, len(decisions))
+    share = chosen[len(chosen) * part // parts:len(chosen) * (part + 1) // parts]
+    return LossPart(tuple(_losses(scorer, share, player)), len(decisions))
+
+
+def blunder_stats(player: str, parts: Sequence[LossPart], threshold: float, depth: int = 4) -> BlunderStats:
+    """The blunder rate of ``parts`` (every share of one sampling, in share order) joined."""
+    seen = {p.positions_seen for p in parts}
+    if len(seen) > 1:
+        raise ValueError(f"blunder shares of player {player!r} saw different games "
+                         f"({sorted(seen)} decisions)")
+    losses = [loss for p in parts for loss in p.losses]
+    return _stats(player, losses, threshold, depth, seen.pop() if seen else 0)
+
+
+def _threshold(rules: Variant, threshold: float | None) -> float:
+    limit = default_threshold(rules) if threshold is None else float(threshold)
+    if not limit > 0:
+        raise ValueError(f"blunder threshold must be positive, got {threshold!r}")
+    return limit
 
 
 def _losses(scorer: MaterialScorer, decisions: Sequence[_Decision], player: str) -> list[int]:

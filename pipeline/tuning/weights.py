@@ -17,9 +17,10 @@ result says which.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -191,13 +192,11 @@ def best_trial(study: Any) -> Any | None:
 def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, *,
              seed_profile: str | None, tracker: Any, log: Any = None,
              params: Mapping[str, Any] | None = None, window: TrialWindow | None = None,
-             in_flight: int | None = None, trials_done: Callable[[], None] | None = None) -> TuneResult:
+             in_flight: int | None = None) -> TuneResult:
     """Run (or finish) the study, confirm its best by SPRT, write and return ``tune/result.json``.
 
     ``window``: how trials are drawn and how many may be in flight (default: one at a time,
     :class:`~pipeline.tuning.studies.TrialWindow`); ``in_flight``: how many are (default W).
-    ``trials_done`` is called once the trials have ended, before the SPRT (which plays a step at
-    a time), so the caller can start work that does not need the tuned weights beside it.
 
     Tracked as the stage run ``tune`` (``params``: the settings to log on it; a child of the
     job's run when one is open) with one child run per trial, logged as each trial ends; a
@@ -210,7 +209,7 @@ def run_tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int,
     with tracker.named_run(TUNE_DIR, params=params,
                            tags={"kind": "stage", "stage": TUNE_DIR, "study_name": study.study_name}):
         result = _tune(ctx, section, study, n_trials, seed_profile, tracker, log,
-                       window or TrialWindow(1, ctx.run_seed), in_flight, trials_done)
+                       window or TrialWindow(1, ctx.run_seed), in_flight)
         write_result(path, result.to_json())
         _log_result(tracker, result, ctx.run_folder)
     return result
@@ -244,8 +243,7 @@ def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
 
 
 def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, seed_profile: str | None,
-          tracker: Any, log: Any, window: TrialWindow, in_flight: int | None,
-          trials_done: Callable[[], None] | None = None) -> TuneResult:
+          tracker: Any, log: Any, window: TrialWindow, in_flight: int | None) -> TuneResult:
 
     base = seed_weights(ctx.variant, seed_profile)
     seed_spec = tuning_spec(ctx.variant, SEED_NAME, base, section)
@@ -254,6 +252,10 @@ def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, se
 
     def play(trial: Any, params: dict[str, Any]) -> TrialOutcome:
         return run_trial(ctx, study, trial, params, base, fixed, section, seed_spec, window)
+
+    # trials are told to the study on their own threads, so a count of the study's complete trials
+    # can include one whose line is still to come: count the lines instead
+    ended = itertools.count(len(complete_trials(study)) + 1)
 
     def finish(outcome: TrialOutcome) -> None:
         tags = {"kind": "trial", "stage": TUNE_DIR, "study_name": study.study_name}
@@ -270,12 +272,10 @@ def _tune(ctx: StageContext, section: TuneSection, study: Any, n_trials: int, se
                 tracker.end_as("KILLED")
         if log is not None:
             state = f"pruned at pair {outcome.pruned_at}" if outcome.pruned_at is not None else "complete"
-            log(f"tune trial {len(complete_trials(study))}/{n_trials} (t{outcome.slot:04d}): score "
+            log(f"tune trial {next(ended)}/{n_trials} (t{outcome.slot:04d}): score "
                 f"{outcome.value:.3f} over {outcome.pairs} pairs (Elo {outcome.elo:+.0f}), {state}")
 
     run_trials(study, n_trials, space, window, play, finish, in_flight=in_flight)
-    if trials_done is not None:
-        trials_done()
     best = best_trial(study)
     result = TuneResult(variant=ctx.variant, study=study.study_name, seed_weights=base, weights=base,
                         accepted=False, decision="no trial finished",

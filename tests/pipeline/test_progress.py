@@ -13,7 +13,8 @@ import pytest
 
 from engine.features import default_weights
 from engine.variants import get_variant
-from pipeline.calibration.method import curve_pairings, curve_players, with_repeats
+from pipeline.calibration.blunder_checks import DECISIONS_PER_TASK
+from pipeline.calibration.method import BLUNDER_SAMPLE, curve_pairings, curve_players, with_repeats
 from pipeline.calibration.paths import hard_player
 from pipeline.calibration.product import product_levels
 from pipeline.config.job_sections import CalibrateSection, calibrate_section, job, tune_section
@@ -25,11 +26,11 @@ from pipeline.games.players import resolve_player
 from pipeline.games.schedule import TaskTimeline, TaskTiming
 from pipeline.games.sizing import BUDGET_USE, pair_key
 from pipeline.games.storage_fs import store_path
-from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work, planned
+from pipeline.job.eta import Eta, JobClock, PlannedGames, driver_work, planned, side_by_side
 from pipeline.job.job_plan import (
     CurveGames,
     calibrate_plan,
-    checks_seconds,
+    checks_plan,
     exact_plan,
     stand_in_levels,
     tune_plan,
@@ -196,17 +197,30 @@ def test_the_checks_after_the_validation_are_planned_from_its_games() -> None:
     section = calibrate_section(config)
     weights = default_weights(get_variant("english"))
     checks = [p for p in calibrate_plan("english", weights, section, 200) if p.driver]
-    assert [p.group for p in checks] == ["calibrate/checks"]
+    assert [p.group for p in checks] == ["calibrate/checks"] * 2
     levels = stand_in_levels("english", weights, section)
-    base = checks_seconds("english", levels, validation_stand_ins("english", weights, section), 200)
-    wider = replace(section, validation_openings=2 * section.validation_openings)
-    more = checks_seconds("english", levels, validation_stand_ins("english", weights, wider), 200)
-    assert checks[0].seconds_per_game > base  # the stand-ins' repeats add games to check
-    assert base < more < 2 * base  # blunder checks grow with the games, the searches do not
-    huge = replace(section, validation_openings=100 * section.validation_openings)
-    huger = replace(section, validation_openings=200 * section.validation_openings)
-    capped = checks_seconds("english", levels, validation_stand_ins("english", weights, huge), 200)
-    assert checks_seconds("english", levels, validation_stand_ins("english", weights, huger), 200) == capped
+
+    def cost(openings: int) -> tuple[float, int, float]:
+        stand_ins = validation_stand_ins("english", weights, replace(section, validation_openings=openings))
+        rates, searches = checks_plan("english", levels, with_repeats("english", stand_ins), 200)
+        assert rates.width == rates.games and searches.width == 0
+        return rates.nominal, rates.width, searches.nominal
+
+    base, tasks, searches = cost(section.validation_openings)
+    assert [p.nominal for p in checks] == [base, searches]
+    more, _, same = cost(2 * section.validation_openings)
+    assert base < more <= 2 * base and same == searches  # blunder checks grow with the games, searches not
+    capped, most, _ = cost(100 * section.validation_openings)
+    assert cost(200 * section.validation_openings)[:2] == (capped, most)  # at most BLUNDER_SAMPLE a rate
+    assert most == 4 * (BLUNDER_SAMPLE // DECISIONS_PER_TASK) >= tasks  # the rates in tasks side by side
+
+
+def test_work_side_by_side_takes_its_cpu_over_as_many_slots_as_it_has_tasks() -> None:
+    work = [side_by_side("calibrate/checks", 80.0, 4), driver_work("calibrate/checks", 5.0)]
+    for slots, wall in ((1, 85.0), (2, 45.0), (4, 25.0), (16, 25.0)):
+        clock = JobClock(TaskTimeline(), slots=slots)
+        clock.replan(work)
+        assert clock.estimate(now=0.0).seconds == pytest.approx(wall)
 
 
 def test_a_planned_stage_groups_eta_is_costed_by_its_pairings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -330,7 +344,7 @@ def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges()
     assert pair_key(curves.hard[1].spec, curves.hard[0].spec) not in keys
     stand_ins = {pair_key(p.a_spec, p.b_spec) for p in validation_stand_ins("english", weights, section)}
     assert pair_key(curves.hard[1].spec, curves.hard[0].spec) in stand_ins
-    assert [p.group for p in plan if p.driver] == ["calibrate/checks"]
+    assert [p.group for p in plan if p.driver] == ["calibrate/checks"] * 2
     collector = CurveGames("english", weights, section, 200)
     assert collector.plan() is None
     collector.add("calibrate/easy-axis", games)  # another stage's games are not the curves'

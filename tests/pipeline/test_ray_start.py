@@ -137,3 +137,33 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path
     for spec, table in zip(specs, tables, strict=True):
         keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
         assert table.select(keep).equals(local[spec].select(keep))
+
+
+def test_work_for_idle_slots_waits_while_every_slot_is_taken(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``run(idle_only=True)`` (the product's games played beside the tuning) submits nothing while
+    the executor has as many tasks out as the cluster has slots; other runs are not held back."""
+    import threading
+    import time as clock
+
+    specs = plan_batches(smoke_config)[:3]
+    executor = RayExecutor(RayOptions(num_cpus=2, node_ip_address="127.0.0.2",
+                                      numba_cache_dir=str(tmp_path / "numba-cache")))
+    got: dict[BatchSpec, pa.Table] = {}
+    try:
+        assert executor.slots == 2
+        executor._count_out(2)  # two tasks of other callers out: no idle slot
+        filler = threading.Thread(target=lambda: got.update(executor.run(specs, idle_only=True)))
+        filler.start()
+        ahead = dict(executor.run(specs[:1]))  # an ordinary run goes ahead meanwhile
+        clock.sleep(1.0)
+        assert got == {} and executor._count_out(0) == 2  # nothing of the filler submitted
+        executor._count_out(-2)
+        filler.join(timeout=300)
+        assert not filler.is_alive() and executor._count_out(0) == 0
+    finally:
+        executor.close()
+    local = dict(InProcessExecutor().run(specs))
+    assert set(got) == set(specs)
+    for spec, table in [*got.items(), *ahead.items()]:
+        keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
+        assert table.select(keep).equals(local[spec].select(keep))
