@@ -19,6 +19,7 @@ import collections
 from pipeline.config.job_sections import calibrate_section, job, tune_section
 from pipeline.config.run_config import load_config
 from pipeline.config.tracking_sections import optuna_section
+from pipeline.games.openings import load_deck
 from pipeline.job.job_plan import calibrate_plan, tune_plan
 from pipeline.tuning.weights import seed_weights
 
@@ -36,17 +37,18 @@ def main() -> None:
     tune = tune_section(config)
     if tune is not None:
         opt = optuna_section(config)
+        deck = tuple(load_deck(j.variant, part=j.deck_part, name=j.deck))
         plan += tune_plan(j.variant, weights, tune, opt.n_trials, j.ply_cap, opt.parallel_trials,
-                          j.batch_size)
+                          j.batch_size, deck, j.task_seconds)
     plan += calibrate_plan(j.variant, weights, calibrate_section(config), j.ply_cap)
     games: dict[str, int] = collections.Counter()
     cpu: dict[str, float] = collections.Counter()
     wall = 0.0
     for p in plan:
         stage = p.group.split("/")[0] if p.group.startswith("tune") else p.group
-        if p.driver:
+        if p.driver:  # the driver's own wall seconds, or tasks side by side (their width)
             cpu[stage] += p.nominal
-            wall += p.nominal
+            wall += p.nominal / min(args.cores, p.width or 1)
             continue
         games[stage] += p.games
         seconds = p.nominal * args.ratio

@@ -2,15 +2,18 @@
 
 One blunder rate over a level's validation games scores up to 20,000 decisions, tens of
 CPU-seconds; run as one task, the four rates of the checks leave all but four slots of a cluster
-idle at the end of the calibration. Each rate is split instead into shares of about
-:data:`DECISIONS_PER_TASK` decisions (:func:`pipeline.ratings.blunders.blunder_losses`: every task
-replays the same games, draws the same sample and scores its own consecutive share), and the
-shares are joined in order, so the result is the one a single task gives, whatever the split.
+idle at the end of the calibration. So each rate is two rounds of tasks: one task replays the
+level's games and draws the decisions to score (:func:`pipeline.ratings.blunders.sample_decisions`),
+then tasks of at most :data:`DECISIONS_PER_TASK` of them score consecutive shares side by side,
+and the driver joins their losses in order: the same rate as one task scoring all of them,
+whatever the split. (Each scoring task replaying the games itself would double the rate's CPU
+time: replaying costs about as much as scoring.)
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -18,52 +21,61 @@ import pyarrow.compute as pc
 
 from engine.variants import get_variant
 from pipeline.games.stage import StageContext
-from pipeline.ratings.blunders import BlunderStats, LossPart, blunder_losses, blunder_stats, default_threshold
+from pipeline.ratings.blunders import (
+    BlunderStats,
+    Decision,
+    DecisionSample,
+    blunder_stats,
+    default_threshold,
+    sample_decisions,
+    score_decisions,
+)
 
-#: decisions one check task scores at most (0.6 to 3.6 ms each measured: 3 to 18 CPU-seconds)
+#: decisions one scoring task holds at most (0.3 to 3.6 ms each measured: 2 to 18 CPU-seconds)
 DECISIONS_PER_TASK = 5_000
-_COLUMNS = ["game_id", "variant", "opening_fen", "moves", "white_player", "black_player", "plies"]
+_COLUMNS = ["game_id", "variant", "opening_fen", "moves", "white_player", "black_player"]
 
 
 def player_games(table: pa.Table, player: str) -> pa.Table:
     """The rows of ``table`` that ``player`` played, in their order, with the columns a blunder
-    rate reads (what a check task is sent)."""
+    rate reads (what the sampling task is sent)."""
     games = table.select(_COLUMNS)
     mask = pc.or_(pc.equal(games.column("white_player"), player),
                   pc.equal(games.column("black_player"), player))
     return games.filter(mask)
 
 
-def check_tasks(games: pa.Table, player: str, sample: int) -> int:
-    """How many tasks score ``player``'s rate over ``games``: its moves (an upper bound of its
-    decisions: forced moves are skipped), at most ``sample``, over :data:`DECISIONS_PER_TASK`."""
-    moves = 0
-    columns = (games.column(name).to_pylist() for name in ("white_player", "black_player", "plies"))
-    for white, black, plies in zip(*columns, strict=True):
-        moves += (plies + 1) // 2 if white == player else 0
-        moves += plies // 2 if black == player else 0
-    return max(1, min(moves, sample) // DECISIONS_PER_TASK)
+def shares(decisions: int) -> int:
+    """How many scoring tasks share ``decisions`` decisions: at most :data:`DECISIONS_PER_TASK` each."""
+    return max(1, -(-decisions // DECISIONS_PER_TASK))
 
 
-def measure_blunders_part(variant: str, games: pa.Table, player: str, sample: int, seed: int, part: int,
-                          parts: int) -> LossPart:
-    """Share ``part`` of ``parts`` of ``player``'s blunder rate over ``games`` (at most ``sample``
-    decisions drawn with ``seed``); module-level: a task body of ``StageContext.compute``."""
-    return blunder_losses(variant, games, player, max_positions=sample, seed=seed, part=part, parts=parts)
+def sample_task(variant: str, games: pa.Table, player: str, sample: int, seed: int) -> DecisionSample:
+    """Task body: ``player``'s decisions to score in ``games`` (at most ``sample``, drawn with ``seed``)."""
+    return sample_decisions(variant, games, player, max_positions=sample, seed=seed)
+
+
+def score_task(variant: str, decisions: tuple[Decision, ...], player: str) -> tuple[int, ...]:
+    """Task body: the material losses of ``decisions``, in order."""
+    return score_decisions(variant, decisions, player)
+
+
+def blunder_check(ctx: StageContext, stage: str, table: pa.Table, player: str, sample: int,
+                  seed: int) -> BlunderStats:
+    """``player``'s blunder rate over ``table`` (at most ``sample`` decisions drawn with ``seed``)
+    as tasks recorded under ``stage``: one that samples, then the scoring shares side by side."""
+    drawn = ctx.compute(stage, sample_task, ctx.variant, player_games(table, player), player, sample, seed)
+    n, parts = len(drawn.decisions), shares(len(drawn.decisions))
+    cuts = [n * i // parts for i in range(parts + 1)]
+    with cf.ThreadPoolExecutor(max_workers=parts, thread_name_prefix="blunder-share") as pool:
+        scored = [pool.submit(ctx.compute, stage, score_task, ctx.variant, drawn.decisions[a:b], player)
+                  for a, b in itertools.pairwise(cuts)]
+        losses = [loss for future in scored for loss in future.result()]
+    return blunder_stats(player, losses, drawn.positions_seen, default_threshold(get_variant(ctx.variant)))
 
 
 def submit_blunder_check(ctx: StageContext, pool: cf.ThreadPoolExecutor, stage: str, table: pa.Table,
                          player: str, sample: int, seed: int) -> Callable[[], BlunderStats]:
-    """Start ``player``'s blunder rate over ``table`` as tasks in ``pool`` (each a thread waiting on
-    its task); the returned function waits for them and joins the shares."""
-    games = player_games(table, player)
-    parts = check_tasks(games, player, sample)
-    futures = [pool.submit(ctx.compute, stage, measure_blunders_part, ctx.variant, games, player, sample,
-                           seed, i, parts) for i in range(parts)]
-    threshold = default_threshold(get_variant(ctx.variant))
-
-    def joined() -> BlunderStats:
-        return blunder_stats(player, [f.result() for f in futures], threshold)
-
-    return joined
-
+    """Start :func:`blunder_check` on a thread of ``pool``; the returned function waits for it."""
+    future = pool.submit(blunder_check, ctx, stage, table, player, sample, seed)
+    return future.result

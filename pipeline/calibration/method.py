@@ -46,7 +46,7 @@ from engine.games import GamePlayer
 from engine.player import Player
 from engine.profile import LEVEL_NAMES
 from pipeline.calibration import claims
-from pipeline.calibration.blunder_checks import DECISIONS_PER_TASK, submit_blunder_check
+from pipeline.calibration.blunder_checks import submit_blunder_check
 from pipeline.calibration.dial import DialCheck, DialLevel, plan_dial, predicted_score, spot_checked
 from pipeline.calibration.outcome import CalibrationOutcome, EasyTrial, LevelOutcome
 from pipeline.calibration.paths import (
@@ -507,8 +507,7 @@ def run_calibration(
     # their order changes nothing
     scored = [(names[level], ctx.run_seed + i) for i, level in enumerate(LEVEL_NAMES)]
     scored.append((product.player("easy"), ctx.run_seed))
-    threads = len(scored) * max(1, BLUNDER_SAMPLE // DECISIONS_PER_TASK)
-    with cf.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="checks") as pool:
+    with cf.ThreadPoolExecutor(max_workers=len(scored), thread_name_prefix="checks") as pool:
         rates = [submit_blunder_check(ctx, pool, CHECKS_STAGE, validation, name, BLUNDER_SAMPLE, seed)
                  for name, seed in scored]
         for i, level in enumerate(LEVEL_NAMES):

@@ -8,7 +8,10 @@ one, whose parts the driver joins before yielding the batch. It submits the firs
 player pairing first (``sizing.probe_first``: the ETA and the validation's plan see every
 pairing early), then the rest in order. ``run_then`` plays a few whole batches and a computation
 on their games in one task (a stage too small for a task of its own). The Ray executor keeps at most
-``max_in_flight`` tasks submitted (``ray.wait``), lets Ray retry a task whose
+``max_in_flight`` tasks submitted (``ray.wait``); a run with ``idle_only`` (work that needs no
+other stage, such as the product's own games during the tuning) submits only into slots that
+have stayed free for a few seconds, so it fills gaps without queueing ahead of other stages. It
+lets Ray retry a task whose
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
 per batch, so a retried batch reproduces and overwrites its own result: nothing counts twice.
@@ -64,6 +67,9 @@ from pipeline.games.stopping import POLL_SECONDS, check_stop
 
 #: how often a run that fills idle slots only (``idle_only``) looks for one while it has none
 IDLE_POLL_SECONDS = 0.2
+#: how long a slot must stay free before an ``idle_only`` run takes it: longer than the driver
+#: takes between one task of a stage and its next (a tuning step's files, the pruner's check)
+IDLE_GRACE_SECONDS = 3.0
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
 CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
@@ -92,8 +98,9 @@ class Executor(Protocol):
 
     def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
             idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
-        """``idle_only``: submit a task only while the executor has fewer tasks out than the
-        cluster has slots (work that fills the gaps of other stages, never queued ahead of them)."""
+        """``idle_only``: submit a task only once the executor has had fewer tasks out than the
+        cluster has slots for a while (``IDLE_GRACE_SECONDS``): work that fills the gaps other
+        stages leave, never queued ahead of them."""
         ...
 
     def close(self) -> None: ...
@@ -270,6 +277,8 @@ class RayExecutor:
         self._compiles: dict[str, dict[str, int]] = {}  # node -> kernel -> compiles in tasks
         self._compiles_lock = threading.Lock()
         self._out = 0  # tasks submitted and not yet returned, by every caller (idle_only runs)
+        self._idle_since: float | None = None  # since when fewer than _slots_seen tasks are out
+        self._slots_seen = 1
         self._out_lock = threading.Lock()
         self._driver_node = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
 
@@ -284,9 +293,21 @@ class RayExecutor:
         return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
 
     def _count_out(self, change: int) -> int:
+        """Add ``change`` to the tasks out; the count, and since when a slot has been free."""
         with self._out_lock:
             self._out += change
+            if self._out >= self._slots_seen:
+                self._idle_since = None
+            elif self._idle_since is None:
+                self._idle_since = time.monotonic()
             return self._out
+
+    def _idle_slot(self) -> bool:
+        """A slot has been free for :data:`IDLE_GRACE_SECONDS`: not the moment between one task
+        of another stage and its next, which a filler task would take from it."""
+        with self._out_lock:
+            since = self._idle_since
+        return since is not None and time.monotonic() - since >= IDLE_GRACE_SECONDS
 
     def in_flight_limit(self) -> int:
         if self.options.max_in_flight > 0:
@@ -395,7 +416,11 @@ class RayExecutor:
         arrived: dict[int, list[pa.Table]] = {}
         pending = collections.deque(tasks)
         limit = self.in_flight_limit()
-        slots = self.slots if idle_only else 0
+        if idle_only:
+            slots = self.slots
+            with self._out_lock:
+                self._slots_seen = slots
+            self._count_out(0)  # the grace counts from now at the earliest
         in_flight: dict[Any, tuple[Task, int]] = {}  # object ref -> (task, attempts)
 
         def submit(task: Task, attempt: int) -> None:
@@ -404,7 +429,7 @@ class RayExecutor:
             self._count_out(1)
 
         def fill() -> None:
-            while pending and len(in_flight) < limit and (not idle_only or self._count_out(0) < slots):
+            while pending and len(in_flight) < limit and (not idle_only or self._idle_slot()):
                 submit(pending.popleft(), 0)
 
         try:

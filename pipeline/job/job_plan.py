@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from engine.variants import get_variant
-from pipeline.calibration.blunder_checks import DECISIONS_PER_TASK
+from pipeline.calibration.blunder_checks import shares
 from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
     BRIDGE_STEPS,
@@ -173,16 +173,17 @@ def checks_plan(variant: str, levels: Mapping[str, str], validation: Sequence[Pa
                 ply_cap: int) -> list[PlannedGames]:
     """The checks after the validation, at the nominal search speed: the blunder rates of the
     ``levels`` (specs by level) and of the product's Easy over their games in ``validation`` (at
-    most :data:`BLUNDER_SAMPLE` decisions each, tasks of :data:`DECISIONS_PER_TASK` side by
-    side), and each level's median depth and tactics searches on the driver meanwhile (planned
-    after them, so this leans high by the shorter of the two)."""
+    most :data:`BLUNDER_SAMPLE` decisions each, scored in tasks side by side:
+    :func:`~pipeline.calibration.blunder_checks.shares`), and each level's median depth and
+    tactics searches on the driver meanwhile (planned after them, so this leans high by the
+    shorter of the two)."""
     scored = [*levels.values(), product_levels(variant).spec("easy")]
     plies = min(ply_cap, EXPECTED_PLIES)
     speed = NOMINAL_NODES_PER_SECOND[get_variant(variant).board_size]
     rates = [min(BLUNDER_SAMPLE, sum(2 * p.pairs * plies * DECISIONS_PER_PLY
                                      for p in validation if spec in (p.a_spec, p.b_spec)))
              for spec in scored]
-    tasks = sum(max(1, int(d) // DECISIONS_PER_TASK) for d in rates)
+    tasks = sum(shares(int(d)) for d in rates)
     searches = len(load_tactics(variant).positions) + DEPTH_POSITIONS
     driver_nodes = searches * sum(expected_nodes(resolve_player(spec, variant).game_player)
                                   for spec in levels.values())

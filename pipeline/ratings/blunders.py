@@ -132,7 +132,7 @@ class MaterialScorer:
 
 
 @dataclass(frozen=True)
-class _Decision:
+class Decision:
     """One position where the player chose among several moves, and the move it played."""
 
     game_id: int
@@ -146,7 +146,7 @@ def move_texts(movetext: str) -> list[str]:
     return [t for t in movetext.split() if not _MOVE_NUMBER.fullmatch(t) and t not in _RESULT_TOKENS]
 
 
-def _player_decisions(variant: Variant, row: dict[str, object], player: str) -> Iterator[_Decision]:
+def _player_decisions(variant: Variant, row: dict[str, object], player: str) -> Iterator[Decision]:
     """Replay one game row and yield the player's positions with two or more legal moves."""
     sides = {c for c, key in ((Color.WHITE, "white_player"), (Color.BLACK, "black_player"))
              if row[key] == player}
@@ -166,11 +166,11 @@ def _player_decisions(variant: Variant, row: dict[str, object], player: str) -> 
             raise ValueError(f"blunder rate of {where}: move {ply} {text!r} cannot be replayed "
                              f"from {board.fen()!r}: {err}") from None
         if board.turn in sides and len(legal) >= 2:
-            yield _Decision(game_id, ply, board.position, move_key(move))
+            yield Decision(game_id, ply, board.position, move_key(move))
         board.push(move)
 
 
-def _sample(decisions: list[_Decision], max_positions: int | None, seed: int) -> list[_Decision]:
+def _sample(decisions: list[Decision], max_positions: int | None, seed: int) -> list[Decision]:
     """All decisions, or a deterministic sample of ``max_positions`` of them (in game order)."""
     if max_positions is None or len(decisions) <= max_positions:
         return decisions
@@ -196,56 +196,46 @@ def blunder_rate(
     """
     rules = get_variant(variant)
     limit = _threshold(rules, threshold)
-    part = blunder_losses(rules, table, player, depth=depth, max_positions=max_positions, seed=seed)
-    return blunder_stats(player, [part], limit, depth)
+    sample = sample_decisions(rules, table, player, max_positions=max_positions, seed=seed)
+    losses = score_decisions(rules, sample.decisions, player, depth)
+    return blunder_stats(player, losses, sample.positions_seen, limit, depth)
 
 
 @dataclass(frozen=True)
-class LossPart:
-    """The material losses of one share of a player's sampled decisions (in game order), and how
-    many eligible decisions the games held before sampling."""
+class DecisionSample:
+    """The decisions of one player a blunder rate scores (in game order), and how many eligible
+    decisions its games held before sampling."""
 
-    losses: tuple[int, ...]
+    decisions: tuple[Decision, ...]
     positions_seen: int
 
 
-def blunder_losses(
-    variant: Variant | str,
-    table: pa.Table,
-    player: str,
-    *,
-    depth: int = 4,
-    max_positions: int | None = None,
-    seed: int = 0,
-    part: int = 0,
-    parts: int = 1,
-) -> LossPart:
-    """The losses of share ``part`` of ``parts`` (consecutive, within one decision of each other
-    in size) of the decisions :func:`blunder_rate` scores: several tasks can each score one share
-    and :func:`blunder_stats` joins them into the same result as one task scoring all."""
+def sample_decisions(variant: Variant | str, table: pa.Table, player: str, *,
+                     max_positions: int | None = None, seed: int = 0) -> DecisionSample:
+    """Replay ``player``'s games in ``table`` and draw the decisions :func:`blunder_rate` scores.
+    Scoring them in consecutive shares (:func:`score_decisions`, one task each) and joining the
+    losses in order gives the same rate as scoring them at once."""
     rules = get_variant(variant)
-    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1 or not 0 <= part < parts:
-        raise ValueError(f"blunder share {part!r} of {parts!r}: need 0 <= part < parts")
     if max_positions is not None and max_positions < 1:
         raise ValueError(f"max_positions must be positive, got {max_positions!r}")
-    scorer = MaterialScorer(rules, depth)
-    decisions: list[_Decision] = []
+    decisions: list[Decision] = []
     for row in table.select(_COLUMNS).to_pylist():
         if player in (row["white_player"], row["black_player"]):
             decisions.extend(_player_decisions(rules, row, player))
-    chosen = _sample(decisions, max_positions, seed)
-    share = chosen[len(chosen) * part // parts:len(chosen) * (part + 1) // parts]
-    return LossPart(tuple(_losses(scorer, share, player)), len(decisions))
+    return DecisionSample(tuple(_sample(decisions, max_positions, seed)), len(decisions))
 
 
-def blunder_stats(player: str, parts: Sequence[LossPart], threshold: float, depth: int = 4) -> BlunderStats:
-    """The blunder rate of ``parts`` (every share of one sampling, in share order) joined."""
-    seen = {p.positions_seen for p in parts}
-    if len(seen) > 1:
-        raise ValueError(f"blunder shares of player {player!r} saw different games "
-                         f"({sorted(seen)} decisions)")
-    losses = [loss for p in parts for loss in p.losses]
-    return _stats(player, losses, threshold, depth, seen.pop() if seen else 0)
+def score_decisions(variant: Variant | str, decisions: Sequence[Decision], player: str,
+                    depth: int = 4) -> tuple[int, ...]:
+    """How much worse than the best move each decision's move scores (material search of
+    ``depth`` plies), in the order given."""
+    return tuple(_losses(MaterialScorer(get_variant(variant), depth), decisions, player))
+
+
+def blunder_stats(player: str, losses: Sequence[int], positions_seen: int, threshold: float,
+                  depth: int = 4) -> BlunderStats:
+    """The blunder rate of the scored ``losses`` of ``player``'s sampled decisions."""
+    return _stats(player, losses, threshold, depth, positions_seen)
 
 
 def _threshold(rules: Variant, threshold: float | None) -> float:
@@ -255,7 +245,7 @@ def _threshold(rules: Variant, threshold: float | None) -> float:
     return limit
 
 
-def _losses(scorer: MaterialScorer, decisions: Sequence[_Decision], player: str) -> list[int]:
+def _losses(scorer: MaterialScorer, decisions: Sequence[Decision], player: str) -> list[int]:
     out = []
     for d in decisions:
         scores = scorer.scores(d.position)

@@ -141,7 +141,8 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path
 
 def test_work_for_idle_slots_waits_while_every_slot_is_taken(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``run(idle_only=True)`` (the product's games played beside the tuning) submits nothing while
-    the executor has as many tasks out as the cluster has slots; other runs are not held back."""
+    the executor has as many tasks out as the cluster has slots; other runs are not held back;
+    once slots are free (for ``IDLE_GRACE_SECONDS``) it plays the same games as any run."""
     import threading
     import time as clock
 
