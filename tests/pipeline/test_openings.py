@@ -13,7 +13,8 @@ from pipeline.games.openings import OpeningsError, deck_variants, load_deck, val
 
 def test_shipped_decks() -> None:
     assert deck_variants() == ["brazilian", "english", "english-extended", "international",
-                               "international-extended", "russian", "suicide", "suicide-extended"]
+                               "international-extended", "russian", "suicide", "suicide-extended",
+                               "suicide-large"]
     english = load_deck("english")
     assert len(english) == 157 and not any(o.lost for o in english)
     assert len(load_deck("english", include_lost=True)) == 174
@@ -23,6 +24,10 @@ def test_shipped_decks() -> None:
     extended = load_deck("english", name="english-extended")
     ballots = {o.moves for o in english}
     assert len(extended) == 600 and all(o.moves[:-2] in ballots for o in extended)  # 2 plies past a ballot
+    large = load_deck("suicide", name="suicide-large")
+    bases = {o.moves for o in load_deck("suicide")}
+    assert len(large) == 4400 and len({o.fen for o in large}) == 4400  # distinct positions
+    assert all(o.moves[:-4] in bases for o in large)  # 4 plies past an opening of the suicide deck
 
 
 def test_variant_without_deck_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
