@@ -26,7 +26,8 @@ batch's first pair, then the executor's ``warm_fns`` on that game: the kernels o
 :meth:`Executor.call` sends, such as a blunder rate), so each node compiles once and its other
 workers load the cache. Every task
 reports the kernels its worker compiled while it ran (:mod:`engine.compiles`); ``compiles_by_node``
-adds them up per node, with the driver's own under its node, so a run shows that it held.
+adds them up per node, with the driver's own under its node when it shares the tasks' numba
+cache, else as a row of its own (``<node> (driver)``), so a run shows that it held.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ class Executor(Protocol):
 
     def compiles_by_node(self) -> dict[str, dict[str, int]]:
         """Kernel compilations so far by node, then by kernel and signature, this process's
-        own (the driver's) included under its node."""
+        own (the driver's) under its node, or as ``<its node> (driver)`` when its numba cache is
+        not the tasks'."""
         ...
 
     def call(self, fn: Callable[..., T], args: tuple[Any, ...], on_task: TaskFn | None = None) -> T:
@@ -326,8 +328,12 @@ class RayExecutor:
     def compiles_by_node(self) -> dict[str, dict[str, int]]:
         with self._compiles_lock:
             out = {node: dict(counts) for node, counts in self._compiles.items()}
-        for kernel, n in kernel_compiles().items():  # the driver's (blunder rates, checks)
-            counts = out.setdefault(self._driver_node, {})
+        # the driver's own (its bench, depths, tactics): under its node when it shares the tasks'
+        # numba cache, else apart (a driver started outside the cluster keeps its own cache)
+        shared = os.environ.get("NUMBA_CACHE_DIR") == self.numba_cache_dir
+        driver = self._driver_node if shared else f"{self._driver_node} (driver)"
+        for kernel, n in kernel_compiles().items():
+            counts = out.setdefault(driver, {})
             counts[kernel] = counts.get(kernel, 0) + n
         return out
 

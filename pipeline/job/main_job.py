@@ -448,8 +448,10 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
             summary.lines.append("tune: no [tune] section; the seed weights are used")
         else:
             opt = optuna_section(config)
-            step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {opt.parallel_trials} "
-                         f"in flight at most, then an SPRT of the best")
+            in_flight = opt.trials_in_flight or opt.parallel_trials
+            window = "" if in_flight == opt.parallel_trials else f" (W = {opt.parallel_trials})"
+            step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {in_flight} in flight at "
+                         f"most{window}, then an SPRT of the best")
             ahead.start()  # the product's own games fill the slots the trials leave idle
             _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
         if printer.clock is not None:
