@@ -1,20 +1,27 @@
 """A level's blunder rate as several tasks side by side: the validation's checks.
 
-One blunder rate over a level's validation games scores up to 20,000 decisions, tens of
-CPU-seconds; run as one task, the four rates of the checks leave all but four slots of a cluster
-idle at the end of the calibration. So each rate is two rounds of tasks: one task replays the
-level's games and draws the decisions to score (:func:`pipeline.ratings.blunders.sample_decisions`),
-then tasks of at most :data:`DECISIONS_PER_TASK` of them score consecutive shares side by side,
-and the driver joins their losses in order: the same rate as one task scoring all of them,
-whatever the split. (Each scoring task replaying the games itself would double the rate's CPU
-time: replaying costs about as much as scoring.)
+One blunder rate over a level's validation games replays them all, then scores up to 20,000
+sampled decisions: tens of CPU-seconds, replaying about as costly as scoring. Run as one task,
+the four rates of the checks leave all but four slots of a cluster idle at the end of the
+calibration. So each rate is two rounds of tasks over consecutive shares of the level's games:
+
+1. each task replays its share and counts the level's decisions in it
+   (:func:`pipeline.ratings.blunders.decision_count`);
+2. the driver draws the sample over all of them, numbered in game order, exactly as one task
+   would (:func:`~pipeline.ratings.blunders.sample_indices`), and each task replays its share
+   again and scores the sampled decisions that fall in it
+   (:func:`~pipeline.ratings.blunders.score_chosen`).
+
+The losses join in share order into the rate one task gives, whatever the split. The shares
+hold about :data:`DECISIONS_PER_TASK` sampled decisions each.
 """
 
 from __future__ import annotations
 
+import bisect
 import concurrent.futures as cf
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,22 +30,22 @@ from engine.variants import get_variant
 from pipeline.games.stage import StageContext
 from pipeline.ratings.blunders import (
     BlunderStats,
-    Decision,
-    DecisionSample,
     blunder_stats,
+    decision_count,
     default_threshold,
-    sample_decisions,
-    score_decisions,
+    sample_indices,
+    score_chosen,
 )
 
-#: decisions one scoring task holds at most (0.3 to 3.6 ms each measured: 2 to 18 CPU-seconds)
+#: sampled decisions one share of a rate holds at most, by the moves its games hold (0.3 to 3.6 ms
+#: a decision to score, measured, and about as much again to replay)
 DECISIONS_PER_TASK = 5_000
-_COLUMNS = ["game_id", "variant", "opening_fen", "moves", "white_player", "black_player"]
+_COLUMNS = ["game_id", "variant", "opening_fen", "moves", "white_player", "black_player", "plies"]
 
 
 def player_games(table: pa.Table, player: str) -> pa.Table:
     """The rows of ``table`` that ``player`` played, in their order, with the columns a blunder
-    rate reads (what the sampling task is sent)."""
+    rate reads (what the tasks are sent)."""
     games = table.select(_COLUMNS)
     mask = pc.or_(pc.equal(games.column("white_player"), player),
                   pc.equal(games.column("black_player"), player))
@@ -46,32 +53,56 @@ def player_games(table: pa.Table, player: str) -> pa.Table:
 
 
 def shares(decisions: int) -> int:
-    """How many scoring tasks share ``decisions`` decisions: at most :data:`DECISIONS_PER_TASK` each."""
+    """How many shares split ``decisions`` sampled decisions: at most :data:`DECISIONS_PER_TASK` each."""
     return max(1, -(-decisions // DECISIONS_PER_TASK))
 
 
-def sample_task(variant: str, games: pa.Table, player: str, sample: int, seed: int) -> DecisionSample:
-    """Task body: ``player``'s decisions to score in ``games`` (at most ``sample``, drawn with ``seed``)."""
-    return sample_decisions(variant, games, player, max_positions=sample, seed=seed)
+def player_moves(games: pa.Table, player: str) -> int:
+    """``player``'s moves in ``games`` (from the ply counts): at least its decisions."""
+    columns = (games.column(name).to_pylist() for name in ("white_player", "black_player", "plies"))
+    return sum((plies + 1) // 2 * (white == player) + plies // 2 * (black == player)
+               for white, black, plies in zip(*columns, strict=True))
 
 
-def score_task(variant: str, decisions: tuple[Decision, ...], player: str) -> tuple[int, ...]:
-    """Task body: the material losses of ``decisions``, in order."""
-    return score_decisions(variant, decisions, player)
+def count_task(variant: str, games: pa.Table, player: str) -> int:
+    """Task body, round 1: ``player``'s decisions in ``games``."""
+    return decision_count(variant, games, player)
+
+
+def score_task(variant: str, games: pa.Table, player: str, chosen: tuple[int, ...]) -> tuple[int, ...]:
+    """Task body, round 2: the losses of ``player``'s decisions number ``chosen`` in ``games``."""
+    return score_chosen(variant, games, player, chosen)
 
 
 def blunder_check(ctx: StageContext, stage: str, table: pa.Table, player: str, sample: int,
                   seed: int) -> BlunderStats:
     """``player``'s blunder rate over ``table`` (at most ``sample`` decisions drawn with ``seed``)
-    as tasks recorded under ``stage``: one that samples, then the scoring shares side by side."""
-    drawn = ctx.compute(stage, sample_task, ctx.variant, player_games(table, player), player, sample, seed)
-    n, parts = len(drawn.decisions), shares(len(drawn.decisions))
-    cuts = [n * i // parts for i in range(parts + 1)]
+    in two rounds of tasks recorded under ``stage`` (see the module docstring)."""
+    games = player_games(table, player)
+    parts = min(max(1, games.num_rows), shares(min(sample, player_moves(games, player))))
+    cuts = [games.num_rows * i // parts for i in range(parts + 1)]
+    pieces = [games.slice(a, b - a) for a, b in itertools.pairwise(cuts)]
     with cf.ThreadPoolExecutor(max_workers=parts, thread_name_prefix="blunder-share") as pool:
-        scored = [pool.submit(ctx.compute, stage, score_task, ctx.variant, drawn.decisions[a:b], player)
-                  for a, b in itertools.pairwise(cuts)]
+        counting = [pool.submit(ctx.compute, stage, count_task, ctx.variant, piece, player)
+                    for piece in pieces]
+        counts = [future.result() for future in counting]
+        starts = list(itertools.accumulate(counts, initial=0))
+        chosen = sample_indices(starts[-1], sample, seed)
+        local = _by_share(chosen, starts)
+        scored = [pool.submit(ctx.compute, stage, score_task, ctx.variant, piece, player, mine)
+                  for piece, mine in zip(pieces, local, strict=True) if mine]
         losses = [loss for future in scored for loss in future.result()]
-    return blunder_stats(player, losses, drawn.positions_seen, default_threshold(get_variant(ctx.variant)))
+    return blunder_stats(player, losses, starts[-1], default_threshold(get_variant(ctx.variant)))
+
+
+def _by_share(chosen: Sequence[int], starts: Sequence[int]) -> list[tuple[int, ...]]:
+    """The ascending decision numbers ``chosen`` split by share (``starts``: each share's first
+    number, then the total), renumbered from each share's start."""
+    out = []
+    for first, end in itertools.pairwise(starts):
+        lo, hi = bisect.bisect_left(chosen, first), bisect.bisect_left(chosen, end)
+        out.append(tuple(i - first for i in chosen[lo:hi]))
+    return out
 
 
 def submit_blunder_check(ctx: StageContext, pool: cf.ThreadPoolExecutor, stage: str, table: pa.Table,

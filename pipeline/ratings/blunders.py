@@ -170,13 +170,53 @@ def _player_decisions(variant: Variant, row: dict[str, object], player: str) -> 
         board.push(move)
 
 
+def sample_indices(total: int, max_positions: int | None, seed: int) -> list[int]:
+    """Which of ``total`` decisions (numbered in game order) a blunder rate scores: all, or a
+    deterministic sample of ``max_positions`` drawn with ``seed``, in order."""
+    if max_positions is None or total <= max_positions:
+        return list(range(total))
+    rng = np.random.default_rng(seed)
+    return [int(i) for i in np.sort(rng.choice(total, size=max_positions, replace=False))]
+
+
 def _sample(decisions: list[Decision], max_positions: int | None, seed: int) -> list[Decision]:
     """All decisions, or a deterministic sample of ``max_positions`` of them (in game order)."""
-    if max_positions is None or len(decisions) <= max_positions:
-        return decisions
-    rng = np.random.default_rng(seed)
-    keep = np.sort(rng.choice(len(decisions), size=max_positions, replace=False))
-    return [decisions[int(i)] for i in keep]
+    return [decisions[i] for i in sample_indices(len(decisions), max_positions, seed)]
+
+
+def decision_count(variant: Variant | str, table: pa.Table, player: str) -> int:
+    """How many decisions ``player`` made in the games of ``table`` (positions with two or more
+    legal moves): what :func:`sample_indices` numbers, game after game."""
+    rules = get_variant(variant)
+    return sum(1 for row in table.select(_COLUMNS).to_pylist()
+               if player in (row["white_player"], row["black_player"])
+               for _ in _player_decisions(rules, row, player))
+
+
+def score_chosen(variant: Variant | str, table: pa.Table, player: str, chosen: Sequence[int],
+                 depth: int = 4) -> tuple[int, ...]:
+    """The material losses of ``player``'s decisions number ``chosen`` (ascending, numbered in
+    game order over the games of ``table``), in that order. Over consecutive shares of a table's
+    games, with the sample's numbers shifted to each share, they join into what
+    :func:`blunder_rate` scores."""
+    rules = get_variant(variant)
+    wanted = list(chosen)
+    if wanted != sorted(set(wanted)):
+        raise ValueError(f"blunder decisions of player {player!r} must be ascending and distinct")
+    picked: list[Decision] = []
+    number = 0
+    for row in table.select(_COLUMNS).to_pylist():
+        if len(picked) == len(wanted):
+            break
+        if player in (row["white_player"], row["black_player"]):
+            for decision in _player_decisions(rules, row, player):
+                if len(picked) < len(wanted) and number == wanted[len(picked)]:
+                    picked.append(decision)
+                number += 1
+    if len(picked) < len(wanted):
+        raise ValueError(f"blunder decision {wanted[len(picked)]} of player {player!r}: its games have "
+                         f"only {number} decisions")
+    return score_decisions(rules, picked, player, depth)
 
 
 def blunder_rate(
