@@ -53,6 +53,8 @@ CHECKS_GROUP = CHECKS_STAGE
 CURVES_GROUP = f"{CAL_DIR}/curves"
 VALIDATION_GROUP = f"{CAL_DIR}/validation"
 EXACT_GROUPS = (CURVES_GROUP, f"{CAL_DIR}/easy-axis", VALIDATION_GROUP)
+#: the groups whose games the levels are chosen from: all ended when the validation starts
+CHOICE_GROUPS = (CURVES_GROUP, f"{CAL_DIR}/easy", f"{CAL_DIR}/easy-axis")
 #: the groups :class:`CurveGames` re-plans from the curve games so far
 REFINED_GROUPS = (VALIDATION_GROUP, CHECKS_GROUP)
 _FIT_COLUMNS = ("white_player", "black_player", "result_white", "opening_id")

@@ -67,6 +67,7 @@ from pipeline.games.storage_repair import replay_damaged
 from pipeline.job.eta import JobClock, PlannedGames
 from pipeline.job.export import TRACKING_FILE, TrackingRecord, export_run
 from pipeline.job.job_plan import (
+    CHOICE_GROUPS,
     CURVES_GROUP,
     REFINED_GROUPS,
     VALIDATION_GROUP,
@@ -310,6 +311,8 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
             clock.replan(exact, [stage])
         if stage == VALIDATION_GROUP:
             clock.stop_refining()
+            for group in CHOICE_GROUPS:  # ended: a plan of theirs the estimate missed is not to come
+                clock.finish(group)
         elif stage == CURVES_GROUP:
             weights = tuned_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
             collector = CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap)

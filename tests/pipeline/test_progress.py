@@ -351,3 +351,23 @@ def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges()
     assert collector.plan() is None
     collector.add("calibrate/curves", games)
     assert collector.plan() == plan
+
+
+def test_the_choice_groups_leave_the_plan_when_the_validation_starts(tmp_path: Path) -> None:
+    """The curves, Easy's trials and Easy's axis have all ended when the validation starts; what
+    their plans priced above the games they played must not stay in the estimate through the
+    validation."""
+    from pipeline.games.executor import InProcessExecutor
+    from pipeline.games.stage import StageContext
+    from pipeline.job.main_job import _eta_hooks
+
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
+    clock = JobClock(TaskTimeline(), slots=2)
+    left = {g: PlannedGames(g, "stand-in", 100, 1.0) for g in
+            ("calibrate/curves", "calibrate/easy/trials", "calibrate/easy-axis", "calibrate/checks")}
+    clock.replan(left.values())
+    ctx = StageContext(InProcessExecutor(), store_path(tmp_path), "run", "english", 1, 2, 200,
+                       tuple(load_deck("english")))
+    on_play, _ = _eta_hooks(config, ctx, clock, ProgressPrinter(False, clock=clock))
+    on_play("calibrate/validation", [Pairing("easy", "medium", 2)])
+    assert {g for g, plans in clock.plan.items() if plans} == {"calibrate/validation", "calibrate/checks"}
