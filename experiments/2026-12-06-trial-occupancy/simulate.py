@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Shape:
+    """A study as the model sees it (the arguments of ``main``)."""
+
     trials: int
     window: int
     slots: int
