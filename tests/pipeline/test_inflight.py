@@ -119,3 +119,27 @@ def test_in_flight_above_the_window_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="trials in flight 3: must be between 1 and the window's 2"):
         run_trials(_study(tmp_path, "x", window), 1, SPACE, window, lambda t, p: None, lambda r: None,
                    in_flight=3)
+
+
+def test_the_pruners_window_is_built_once_a_trial_and_decides_as_a_fresh_one(tmp_path: Path) -> None:
+    """Every reported pair asks the pruner; its view of the window's finished trials is kept for
+    the trial's later reports, and never taken for another study's trials of the same name."""
+    window = TrialWindow(2, run_seed=3, n_startup_trials=2)
+    studies = [_study(tmp_path, f"cache-{k}", window) for k in (0, 1)]
+    for k, study in enumerate(studies):
+        for n in range(2):
+            trial, _ = window.ask(study, SPACE)
+            for step in range(STEPS):
+                trial.report(float((step * (n + 1) + k) % 3), step)
+            tell_trial(study, trial, 1.0)
+    for k, study in enumerate(studies):
+        trial, _ = window.ask(study, SPACE)  # slot 2: its window holds slot 0
+        decisions = []
+        for step in range(STEPS):
+            trial.report(0.0, step)
+            frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+            fresh = bool(study.pruner.prune(window._view(study, 2), frozen))
+            decisions.append(window.should_prune(study, trial))
+            assert decisions[-1] == fresh
+        assert len([key for key in window._views if key[0] == "s" and key[1] == 2]) == k + 1  # one view each
+    assert len(window._views) == 2
