@@ -90,7 +90,7 @@ STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EAS
 BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
 NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which one is noisy
 #: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
-#: repeated cheap pairings would otherwise make the driver's checks grow with their games
+#: repeated cheap pairings would otherwise make the checks grow with their games
 BLUNDER_SAMPLE = 20_000
 CHECKS_STAGE = f"{CAL_DIR}/checks"  # the validation's checks: blunder rates (tasks), depths, tactics
 CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player

@@ -293,7 +293,7 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
     """The stage hooks that keep the job's plan current: a stage group that starts playing is
     planned exactly; while the curves play, the validation is re-planned from their games."""
     collector: CurveGames | None = None
-    early: list[pa.Table] = []  # curve batches played ahead of the curve stage (beside the SPRT)
+    early: list[pa.Table] = []  # curve batches played ahead of the curve stage (beside the tuning)
 
     def refined(games: CurveGames) -> Callable[[], list[PlannedGames] | None]:
         def plan() -> list[PlannedGames] | None:
