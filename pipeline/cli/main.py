@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     sub.required = True
     for cmd in COMMANDS.values():
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        # argparse %-formats a sub-command's help line but prints its description as written
+        p = sub.add_parser(cmd.name, help=cmd.help.replace("%", "%%"), description=cmd.help)
         cmd.add_arguments(p)
         p.set_defaults(handler=cmd.run)
     return parser

@@ -107,7 +107,7 @@ def _match_args(p: argparse.ArgumentParser) -> None:
 MATCH_BOOTSTRAP = 1000
 
 
-@command("match", "play a paired match between two players and report its score-based Elo with a 95%% CI "
+@command("match", "play a paired match between two players and report its score-based Elo with a 95% CI "
                   "(bootstrap over openings)", _match_args)
 def _match(args: argparse.Namespace) -> int:
     # heavy, see docstring

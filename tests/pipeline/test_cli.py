@@ -183,6 +183,8 @@ def test_every_verb_has_working_help() -> None:
 
     parser = build_parser()
     assert "selfplay" in parser.format_help()
+    assert "%%" not in parser.format_help()
     for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
         for sub in action.choices.values():
-            assert sub.format_help()
+            text = sub.format_help()
+            assert text and "%%" not in text, sub.prog  # a description is printed as written
