@@ -14,7 +14,8 @@ it. :func:`summarise` turns one stage's timeline into a :class:`StageSchedule`:
   task, the number of slots one driver core can keep fed before it saturates.
 
 Trial stages fold into one (``tune/trial-0003`` -> ``tune/trials``) so a study reads as one stage.
-Beside the stages, ``schedule.json`` keeps the kernel compilations of the driver that ran last, by
+Beside the stages, ``schedule.json`` keeps where the job left slots idle and which stages ran
+then (:mod:`pipeline.games.schedule_idle`), and the kernel compilations of the driver that ran last, by
 node and kernel (the executor's ``compiles_by_node``): a node whose count of some kernel is above 1
 compiled it twice, which the numba cache folder and the per-node warm-up are there to prevent.
 """
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.games.schedule_idle import IdleStretch, idle_stretches
 from pipeline.games.storage import Root, read_json, write_json
 from pipeline.games.storage_fs import store_path
 from pipeline.jsonrecord import Fields, RecordError
@@ -103,6 +105,12 @@ class TaskTimeline:
         if len(by_job) > 1:  # job stages overlap (work played ahead), so the whole job is its own row
             out.append(_summarise_arrivals(ALL_STAGES, [r for rows in by_job.values() for r in rows], slots))
         return out
+
+    def idle(self, slots: int) -> list[IdleStretch]:
+        """Where this driver's tasks left ``slots`` idle, with the stage groups running then."""
+        with self._lock:
+            rows = [(name, t.started, t.ended) for name, tasks in self.tasks.items() for t, _ in tasks]
+        return idle_stretches(rows, slots)
 
 
 def _summarise_arrivals(stage: str, rows: Sequence[tuple[TaskTiming, float]], slots: int) -> StageSchedule:
@@ -197,26 +205,34 @@ Compiles = dict[str, dict[str, int]]
 
 
 def write_schedules(path: Root, schedules: Sequence[StageSchedule],
-                    compiles: Mapping[str, Mapping[str, int]] | None = None) -> None:
+                    compiles: Mapping[str, Mapping[str, int]] | None = None,
+                    idle: Sequence[IdleStretch] | None = None) -> None:
     """Write the run's schedules, keeping a stored stage this driver played no task of (a resumed
-    run reads finished stages back), and this driver's kernel compilations (``None``: keep the
-    stored ones)."""
-    stored, stored_compiles = _read(path)
-    kept = {s.stage: s for s in stored}
+    run reads finished stages back), this driver's kernel compilations and idle stretches
+    (``None``: keep the stored ones)."""
+    stored = _read(path)
+    kept = {s.stage: s for s in stored.stages}
     kept.update({s.stage: s for s in schedules})
-    counts = stored_compiles if compiles is None else {n: dict(c) for n, c in compiles.items()}
-    write_json(path, {"schema": 2, "stages": [kept[k].to_json() for k in sorted(kept)],
+    counts = stored.compiles if compiles is None else {n: dict(c) for n, c in compiles.items()}
+    stretches = stored.idle if idle is None else list(idle)
+    write_json(path, {"schema": 3, "stages": [kept[k].to_json() for k in sorted(kept)],
+                      "idle": [s.to_json() for s in stretches],
                       "compiles": {n: dict(sorted(c.items())) for n, c in sorted(counts.items())}})
 
 
 def read_schedules(path: Root) -> list[StageSchedule]:
     """The stored schedules ([] when the run has none yet)."""
-    return _read(path)[0]
+    return _read(path).stages
 
 
 def read_compiles(path: Root) -> Compiles:
     """The stored kernel compilations by node ({} when none were recorded)."""
-    return _read(path)[1]
+    return _read(path).compiles
+
+
+def read_idle(path: Root) -> list[IdleStretch]:
+    """The stored idle stretches of the driver that ran last ([] when none were recorded)."""
+    return _read(path).idle
 
 
 def most_compiles(compiles: Mapping[str, Mapping[str, int]]) -> int:
@@ -224,19 +240,31 @@ def most_compiles(compiles: Mapping[str, Mapping[str, int]]) -> int:
     return max((n for counts in compiles.values() for n in counts.values()), default=0)
 
 
-def _read(path: Root) -> tuple[list[StageSchedule], Compiles]:
+@dataclass(frozen=True)
+class _Stored:
+    stages: list[StageSchedule]
+    compiles: Compiles
+    idle: list[IdleStretch]
+
+
+def _read(path: Root) -> _Stored:
     p = store_path(path)
     if not p.is_file():
-        return [], {}
+        return _Stored([], {}, [])
     data = read_json(p)
     where = str(p)
-    if isinstance(data, dict) and data.get("schema") == 1:  # written before compiles were counted
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema == 1:  # written before compiles were counted
         f = Fields(data, where, ("schema", "stages"))
-        return list(f.records("stages", StageSchedule.from_json)), {}
-    f = Fields(data, where, ("schema", "stages", "compiles"))
-    f.constant("schema", 2)
-    nodes = f.table("compiles", _kernel_counts)
-    return list(f.records("stages", StageSchedule.from_json)), nodes
+        return _Stored(list(f.records("stages", StageSchedule.from_json)), {}, [])
+    if schema == 2:  # written before idle stretches were kept
+        f = Fields(data, where, ("schema", "stages", "compiles"))
+        return _Stored(list(f.records("stages", StageSchedule.from_json)),
+                       f.table("compiles", _kernel_counts), [])
+    f = Fields(data, where, ("schema", "stages", "idle", "compiles"))
+    f.constant("schema", 3)
+    return _Stored(list(f.records("stages", StageSchedule.from_json)), f.table("compiles", _kernel_counts),
+                   list(f.records("idle", IdleStretch.from_json)))
 
 
 def _kernel_counts(data: object, where: str) -> dict[str, int]:

@@ -355,7 +355,8 @@ def record_schedules(ctx: StageContext, tracker: Any = None) -> None:
         return
     schedules = ctx.timeline.schedules(ctx.executor.slots)
     compiles = ctx.executor.compiles_by_node()
-    write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules, compiles)
+    write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules, compiles,
+                    ctx.timeline.idle(ctx.executor.slots))
     if tracker is not None:
         metrics: dict[str, float] = {"kernel_compiles_most_per_node": float(most_compiles(compiles))}
         for s in schedules:

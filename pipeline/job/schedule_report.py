@@ -10,8 +10,10 @@ from pipeline.games.schedule import (
     StageSchedule,
     most_compiles,
     read_compiles,
+    read_idle,
     read_schedules,
 )
+from pipeline.games.schedule_idle import BUSY_BELOW, IdleStretch
 from pipeline.games.storage_fs import StorePath
 from pipeline.job.cells import optional
 
@@ -29,6 +31,20 @@ def schedule_markdown(schedules: Sequence[StageSchedule]) -> str:
             f"{s.max_in_flight} | {s.task_seconds_p10:.1f} / {s.task_seconds_p50:.1f} / "
             f"{s.task_seconds_p90:.1f} | {s.small_task_share:.0%} | {optional(s.driver_cpu_per_task, '.3f')} "
             f"| {optional(s.driver_slot_limit, '.0f')} |")
+    return "\n".join(rows) + "\n"
+
+
+def idle_markdown(stretches: Sequence[IdleStretch], slots: int) -> str:
+    """One row per stretch of idle slots: when, how much, and which stages had tasks in flight."""
+    if not stretches:
+        return f"No stretch of the job had its slots busy less than {BUSY_BELOW:.0%} of the time.\n"
+    rows = [f"| from (s) | to (s) | idle slot-seconds | in flight (mean of {slots}) "
+            "| stages with tasks, most first |",
+            "| ---: | ---: | ---: | ---: | --- |"]
+    for s in stretches:
+        stages = ", ".join(s.stages) if s.stages else "none (the driver alone)"
+        rows.append(f"| {s.start:.0f} | {s.end:.0f} | {s.idle_slot_seconds:,.0f} | {s.mean_in_flight:.1f} "
+                    f"| {stages} |")
     return "\n".join(rows) + "\n"
 
 
@@ -56,6 +72,10 @@ def write_schedule_report(run: StorePath, out: StorePath) -> StorePath | None:
         "driver: the driver process's CPU time per task, and the slots one driver core could keep "
         "fed at that cost (mean task seconds / driver CPU seconds per task).\n\n"
         + schedule_markdown(schedules)
+        + "\n## Where the slots were idle\n\nThe largest stretches of the job (seconds after its first "
+        f"task started) whose slots were busy less than {BUSY_BELOW:.0%} of the time, from the tasks of "
+        "the driver that ran last, with the stages that had tasks in flight then.\n\n"
+        + idle_markdown(read_idle(run / SCHEDULE_FILE), max(s.slots for s in schedules))
         + "\n## Kernel compilations by node\n\nKernels the tasks' workers (and the driver, under its "
         "node) compiled instead of loading them from numba's cache, as counted by the driver that ran "
         "last.\n\n" + compiles_markdown(read_compiles(run / SCHEDULE_FILE)),

@@ -170,3 +170,60 @@ def test_work_called_through_the_executor_is_a_task_of_its_stage() -> None:
     assert ctx.compute("calibrate/easy/trial-002", _worker_pid, 5) == os.getpid() + 5
     ((timing, _),) = timeline.tasks["calibrate/easy/trials"]
     assert timing.games == 0 and timing.estimated == 0.0 and timing.pairing == f"{CALL_PAIRING}:_worker_pid"
+
+
+def test_idle_stretches_find_the_tails_and_name_the_stages_running() -> None:
+    from pipeline.games.schedule_idle import idle_stretches
+
+    # 4 slots: 0-100 s full (tune), 100-150 s one tune task left (3 slots idle, 150 slot-s),
+    # 150-160 s nothing (the driver alone, 40 slot-s), 160-260 s full again (curves)
+    tasks = [("tune/trials", 0.0, 100.0)] * 3 + [("tune/trials", 0.0, 150.0)]
+    tasks += [("calibrate/curves", 160.0, 260.0)] * 4
+    out = idle_stretches(tasks, slots=4, windows=52)  # windows of 5 s
+    assert len(out) == 1
+    gap = out[0]
+    assert (gap.start, gap.end) == (100.0, 160.0)
+    assert gap.idle_slot_seconds == pytest.approx(150.0 + 40.0)
+    assert gap.mean_in_flight == pytest.approx(50.0 / 60.0)
+    assert gap.stages == ("tune/trials",)
+    # busy everywhere: nothing to report; keep= picks the largest, returned in time order
+    assert idle_stretches([("x", 0.0, 10.0)] * 2, slots=2) == []
+    # 10-30 s: 30 idle slot-seconds ("a" then the driver); 40-80 s: 40 ("b")
+    two = [("a", 0.0, 10.0), ("a", 0.0, 20.0), ("b", 30.0, 40.0), ("b", 30.0, 80.0)]
+    largest = idle_stretches(two, slots=2, windows=80, keep=1)
+    assert [(s.start, s.idle_slot_seconds, s.stages) for s in largest] == [(40.0, 40.0, ("b",))]
+    assert [s.start for s in idle_stretches(two, slots=2, windows=80)] == [10.0, 40.0]
+
+
+def test_idle_stretches_are_stored_read_back_and_reported(tmp_path: Path) -> None:
+    from pipeline.games.schedule import read_idle
+    from pipeline.games.schedule_idle import IdleStretch
+    from pipeline.games.storage_fs import store_path
+    from pipeline.job.schedule_report import write_schedule_report
+
+    run = store_path(tmp_path)
+    stage = summarise("tune/trials", [_t(0, 6)], slots=2)
+    idle = [IdleStretch(10.0, 40.0, 35.0, 0.8, ("calibrate/checks", "calibrate/validation")),
+            IdleStretch(50.0, 52.0, 4.0, 0.0, ())]
+    write_schedules(run / "schedule.json", [stage], None, idle)
+    assert read_idle(run / "schedule.json") == idle
+    write_schedules(run / "schedule.json", [stage])  # none given: the stored ones stay
+    assert read_idle(run / "schedule.json") == idle
+    text = write_schedule_report(run, run).read_text()  # type: ignore[union-attr]
+    assert "| 10 | 40 | 35 | 0.8 | calibrate/checks, calibrate/validation |" in text
+    assert "| 50 | 52 | 4 | 0.0 | none (the driver alone) |" in text
+    path = tmp_path / "schedule.json"
+    data = json.loads(path.read_text())
+    data["idle"][0]["stages"] = "calibrate/checks"
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecordError, match=r"idle\[0\]\.stages"):
+        read_idle(run / "schedule.json")
+
+
+def test_a_schedule_written_before_idle_stretches_were_kept_still_reads(tmp_path: Path) -> None:
+    from pipeline.games.schedule import read_idle
+
+    path = tmp_path / "schedule.json"
+    stage = summarise("tune/trials", [_t(0, 6)], slots=1)
+    path.write_text(json.dumps({"schema": 2, "stages": [stage.to_json()], "compiles": {}}))
+    assert read_schedules(path) == [stage] and read_idle(path) == [] and read_compiles(path) == {}
