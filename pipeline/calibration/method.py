@@ -20,7 +20,10 @@ One run per variant (docs/calibration.md):
    product's Easy; Medium the inversion of its curve at the midpoint of Easy and Hard.
 5. **Validation.** The three chosen levels play the product's levels and each other on the
    validation openings; their claims (:mod:`pipeline.calibration.claims`) are judged on those
-   games alone. The exported Elo comes from one fit of every game of the run.
+   games alone. The exported Elo comes from one fit of every game of the run. Hard is always
+   the curve's point at the product's budget, so its pairing against the product's Hard (the
+   validation's dearest) is known before anything is fitted: it plays from the curves on, in
+   slots the other work leaves idle, with the batch ids and seeds the validation gives it.
 
 A pairing of two cheap players of which one is noisy (:func:`with_repeats`) plays each of its
 openings :data:`NOISY_REPEATS` times: its games cost next to nothing and every repeat is a new
@@ -92,6 +95,9 @@ NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which o
 #: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
 #: repeated cheap pairings would otherwise make the checks grow with their games
 BLUNDER_SAMPLE = 20_000
+VALIDATION_STAGE = f"{CAL_DIR}/validation"
+#: the place of Hard against the product's Hard among the validation's pairings (choose_levels)
+HARD_VALIDATION = LEVEL_NAMES.index("hard")
 CHECKS_STAGE = f"{CAL_DIR}/checks"  # the validation's checks: blunder rates (tasks), depths, tactics
 CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player
 EASY_SCALES = (0.0, 0.4, 0.7, 1.0, 1.3, 1.6)  # Easy's axis: the chosen mix's weakening times these
@@ -191,6 +197,21 @@ def play_product_curves(ctx: StageContext, section: CalibrateSection) -> pa.Tabl
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     pairings = with_repeats(ctx.variant, product_pairings(product_levels(ctx.variant), len(split.curve)))
     return replace(ctx, deck=split.curve).play(f"{CAL_DIR}/curves", pairings)
+
+
+def hard_validation_pairing(product: ProductLevels, curves: Curves, n_val: int) -> Pairing:
+    """The validation's Hard against the product's Hard (:func:`choose_levels`' pairing
+    :data:`HARD_VALIDATION`): Hard is the Hard curve's last point whatever the fit says."""
+    return Pairing(curves.hard[-1].spec, product.spec("hard"), n_val, stream=_STREAM)
+
+
+def play_hard_validation(ctx: StageContext, pairing: Pairing) -> pa.Table:
+    """Play ``pairing`` as the validation's pairing :data:`HARD_VALIDATION` (its batch ids and
+    seeds depend on its place alone), into slots other stages leave idle; the places before it
+    only hold it (``leave``), so nothing else is played."""
+    plan = with_repeats(ctx.variant, [pairing] * (HARD_VALIDATION + 1))
+    return replace(ctx, idle_only=True, on_play=None).play(VALIDATION_STAGE, plan,
+                                                           leave=range(HARD_VALIDATION))
 
 
 def with_repeats(variant: str, pairings: Sequence[Pairing]) -> list[Pairing]:
@@ -451,8 +472,11 @@ def run_calibration(
         rest = curve_ctx.play(f"{CAL_DIR}/curves", curve_games_plan, leave=played_ahead)
         return pa.concat_tables([ahead.result(), rest])
 
-    with cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="curves") as pool:  # independent games
+    val_ctx = replace(ctx, deck=split.validation)
+    hard_pairing = hard_validation_pairing(product, curves, len(split.validation))
+    with cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(play_curves)
+        hard_played = pool.submit(play_hard_validation, val_ctx, hard_pairing)
         trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker, window,
                                 in_flight)
         reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
@@ -472,18 +496,24 @@ def run_calibration(
         axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
         axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
         curve_games = curves_played.result()
-    choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
-    fit = _fit(choice_games, product, section, ctx.run_seed)
-    easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,
-                                                        _elo(fit, product.player("easy")))
-    n_val = len(split.validation)
-    choice = choose_levels(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo, n_val)
-    chosen, checked = choice.chosen, choice.checked
-    say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {chosen['medium'].name} "
-        f"(target {choice.target:.0f}), hard {chosen['hard'].name}")
-    val_ctx = replace(ctx, deck=split.validation)
-    say(f"calibrate: validation on {n_val} fresh openings")
-    validation = val_ctx.play(f"{CAL_DIR}/validation", with_repeats(ctx.variant, choice.pairings))
+        choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
+        fit = _fit(choice_games, product, section, ctx.run_seed)
+        easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,
+                                                            _elo(fit, product.player("easy")))
+        n_val = len(split.validation)
+        choice = choose_levels(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo,
+                               n_val)
+        if choice.pairings[HARD_VALIDATION] != hard_pairing:
+            raise RuntimeError(f"the validation's pairing {HARD_VALIDATION} is not the one played ahead: "
+                               f"{choice.pairings[HARD_VALIDATION]} != {hard_pairing}")
+        chosen, checked = choice.chosen, choice.checked
+        say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {chosen['medium'].name} "
+            f"(target {choice.target:.0f}), hard {chosen['hard'].name}")
+        say(f"calibrate: validation on {n_val} fresh openings")
+        # beside Hard's games against the product's Hard, still playing ahead or played
+        rest = val_ctx.play(VALIDATION_STAGE, with_repeats(ctx.variant, choice.pairings),
+                            leave=(HARD_VALIDATION,))
+        validation = pa.concat_tables([rest, hard_played.result()]).sort_by("game_id")
     vfit = _fit(validation, product, section, ctx.run_seed + 1)
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     groups = measured_groups(validation)

@@ -14,6 +14,7 @@ from pipeline.calibration import claims
 from pipeline.calibration.dial import plan_dial, predicted_score, spot_checked
 from pipeline.calibration.method import (
     EASY_SCALES,
+    HARD_VALIDATION,
     MAX_RANDOM_MOVE,
     NOISY_REPEATS,
     choose_easy,
@@ -22,6 +23,7 @@ from pipeline.calibration.method import (
     easy_axis,
     easy_axis_pairings,
     hard_is_the_products,
+    hard_validation_pairing,
     product_pairings,
     scaled_mix,
     split_openings,
@@ -31,8 +33,9 @@ from pipeline.calibration.outcome import EasyTrial
 from pipeline.calibration.paths import PROVEN_SEARCH, easy_player, hard_player, medium_player
 from pipeline.calibration.product import product_levels, product_profile_path
 from pipeline.config.job_sections import CalibrateSection
+from pipeline.games.match import BatchSpec
 from pipeline.games.openings import load_deck
-from pipeline.games.pairings import plan_pairings
+from pipeline.games.pairings import BATCH_STRIDE, Pairing, plan_pairings
 from pipeline.games.players import parse_player_spec
 from pipeline.ratings.curve import curve_from_samples
 
@@ -94,6 +97,38 @@ def test_the_product_pairings_played_ahead_are_the_first_batches_of_the_curve_st
     ahead_specs = plan_pairings(pairings=ahead, **plan)  # type: ignore[arg-type]
     full_specs = plan_pairings(pairings=full, **plan)  # type: ignore[arg-type]
     assert len(full_specs) > len(ahead_specs) > 0 and full_specs[: len(ahead_specs)] == ahead_specs
+
+
+def test_hards_validation_pairing_played_ahead_is_the_validations_own() -> None:
+    """The job plays Hard against the product's Hard from the curves on; the validation's plan,
+    known only after the fit, must give that pairing the same place, so the same batch ids,
+    seeds and openings, whatever else it holds."""
+    from pipeline.calibration.method import choose_levels
+    from pipeline.ratings.scale import fit_scale
+
+    section = CalibrateSection(hard_budgets=(1000, 4000), medium_noise=(0.0, 100.0))
+    product = product_levels("english")
+    curves = curve_players("english", WEIGHTS, section)
+    easy = easy_player("english", WEIGHTS, {"noise_sigma": 50.0}, "easy-t000")
+    names = ["easy-t000", product.player("easy"), *(p.name for p in curves.medium), product.player("medium"),
+             *(p.name for p in curves.hard), product.player("hard")]
+    games = [(x, y, float(k % 3 == 0), f"{i}-{k}")
+             for i, (x, y) in enumerate(itertools.pairwise(names)) for k in range(6)]
+    a, b, s, o = (list(column) for column in zip(*games, strict=True))
+    fit = fit_scale(a, b, s, o, anchor=product.anchor, bootstrap=50, seed=1)
+    choice = choose_levels("english", WEIGHTS, section, curves, fit, product, easy,
+                           fit.rating("easy-t000").value, 12)
+    ahead = hard_validation_pairing(product, curves, 12)
+    assert choice.pairings[HARD_VALIDATION] == ahead and choice.chosen["hard"] == curves.hard[-1]
+    deck = load_deck("english")[:12]
+
+    def specs(pairings: list[Pairing]) -> list[BatchSpec]:
+        return plan_pairings("r", "calibrate/validation", "english", with_repeats("english", pairings), 5, 10,
+                             200, deck, stage_seeds=True)
+
+    full, alone = specs(list(choice.pairings)), specs([ahead] * (HARD_VALIDATION + 1))
+    hard_specs = [x for x in full if x.batch_id // BATCH_STRIDE == HARD_VALIDATION]
+    assert hard_specs and [x for x in alone if x.batch_id // BATCH_STRIDE == HARD_VALIDATION] == hard_specs
 
 
 def test_cheap_pairings_with_a_noisy_player_repeat_their_openings() -> None:
