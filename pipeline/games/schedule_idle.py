@@ -10,6 +10,7 @@ none is the driver working alone (a fit, a choice, a write).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,22 +76,17 @@ def idle_stretches(tasks: Sequence[tuple[str, float, float]], slots: int, *, win
     lengths = [max(0.0, min(width, span - i * width)) for i in range(n)]
     idle = [lengths[i] > 0 and busy[i] < BUSY_BELOW * slots * lengths[i] for i in range(n)]
     stretches: list[IdleStretch] = []
-    i = 0
-    while i < n:
-        if not idle[i]:
-            i += 1
+    for is_idle, run in itertools.groupby(range(n), key=lambda k: idle[k]):
+        ks = list(run)
+        if not is_idle:
             continue
-        j = i
-        while j < n and idle[j]:
-            j += 1
-        seconds, used = sum(lengths[i:j]), sum(busy[i:j])
+        seconds, used = sum(lengths[k] for k in ks), sum(busy[k] for k in ks)
         stages: dict[str, float] = {}
-        for k in range(i, j):
-            for stage, s in by_stage[k].items():
-                stages[stage] = stages.get(stage, 0.0) + s
-        names = tuple(sorted(stages, key=lambda s: (-stages[s], s)))
-        stretches.append(IdleStretch(i * width, i * width + seconds, slots * seconds - used,
-                                     used / seconds, names))
-        i = j
+        for k in ks:
+            for stage, part in by_stage[k].items():
+                stages[stage] = stages.get(stage, 0.0) + part
+        names = tuple(sorted(stages, key=lambda name: (-stages[name], name)))
+        start = ks[0] * width
+        stretches.append(IdleStretch(start, start + seconds, slots * seconds - used, used / seconds, names))
     largest = sorted(stretches, key=lambda s: -s.idle_slot_seconds)[:keep]
     return sorted(largest, key=lambda s: s.start)
