@@ -346,7 +346,7 @@ def _batch_files(folder: Path) -> dict[Path, int]:
 
 
 @pytest.mark.slow
-def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -> None:
+def test_killed_driver_resumes_without_loss_or_double_counting(cheap_product: Path, tmp_path: Path) -> None:
     text = TINY.read_text().replace("n_trials = 3", "n_trials = 6")
     config = _config(tmp_path, text)
     uri = f"sqlite:///{tmp_path}/mlflow.db"
@@ -399,7 +399,8 @@ def test_killed_driver_resumes_without_loss_or_double_counting(tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_tiny_run_logs_to_a_real_mlflow_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tiny_run_logs_to_a_real_mlflow_server(cheap_product: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     """The whole tiny job against `mlflow server` on localhost (http tracking URI), read back through
     the MLflow client: one job run with the stages as children, the three calibrated levels found by
     their tags with Elo and CI, the levels table and level-ladder PNG on the job run, and a pruned
@@ -445,7 +446,7 @@ def test_tiny_run_logs_to_a_real_mlflow_server(tmp_path: Path, capsys: pytest.Ca
 
 @pytest.mark.slow
 def test_optuna_storage_lost_mid_run_keeps_games_and_says_how_to_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cheap_product: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The study's database goes away after the first tuning trial's games were played."""
     import sqlalchemy.exc

@@ -101,7 +101,8 @@ def test_an_object_store_output_needs_a_study_storage(s3_server: S3Server, tmp_p
 
 
 @pytest.mark.slow
-def test_main_job_writes_resumes_and_reads_a_run_on_s3(s3_server: S3Server, tmp_path: Path,  # noqa: F811
+def test_main_job_writes_resumes_and_reads_a_run_on_s3(cheap_product: Path, s3_server: S3Server,  # noqa: F811
+                                                      tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     uri = s3_server.uri("runs")
     args = [str(TINY), "--output", uri, "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db",
