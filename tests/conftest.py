@@ -1,9 +1,8 @@
 """How the test process ends: every crash gets a traceback, and native libraries' static
 destructors do not decide the exit status.
 
-The whole suite once passed and then died with a segmentation fault while the interpreter shut
-down (after pytest had printed its summary and switched its fault handler off), leaving no trace
-of where. Three things here make the end of the process deterministic and visible:
+A segmentation fault while the interpreter shuts down (after pytest printed its summary and
+switched its fault handler off) would fail the run with no trace of where. So:
 
 - the fault handler is on from the start (pytest then keeps it on after the session), so a crash
   anywhere prints every thread's Python stack;
@@ -30,8 +29,8 @@ import pytest
 
 faulthandler.enable()
 
-#: the session of each configuration, for its final exit status
-_SESSIONS: dict[pytest.Config, pytest.Session] = {}
+#: the session of a configuration, for its final exit status
+_SESSION = pytest.StashKey[pytest.Session]()
 
 
 def _pytest_is_the_program() -> bool:
@@ -45,7 +44,7 @@ def _pytest_is_the_program() -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    session = _SESSIONS.pop(config, None)
+    session = config.stash.get(_SESSION, None)
     if session is None or not _pytest_is_the_program():
         return
     status = int(session.exitstatus)
@@ -58,4 +57,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _SESSIONS[session.config] = session
+    session.config.stash[_SESSION] = session

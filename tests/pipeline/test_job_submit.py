@@ -24,10 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.profile import PROFILE_DIR_ENV
 from pipeline.games.schedule import SCHEDULE_FILE, most_compiles, read_compiles
 
-from .conftest import REPO, cheap_profile_dir
+from .conftest import REPO
 from .mlflow_server import MlflowServer
 from .pg_server import throwaway_postgres
 from .ray_helpers import LoopbackCluster
@@ -50,12 +49,9 @@ def _config(folder: Path) -> Path:
     return path
 
 
-def _submit(cluster: LoopbackCluster, env: dict[str, str], cache: Path, profiles: Path, args: list[str],
+def _submit(cluster: LoopbackCluster, env: dict[str, str], cache: Path, args: list[str],
             timeout: float) -> subprocess.CompletedProcess[str]:
-    """The recipe's submission; the job reads the cheap product from ``profiles`` (tests' own
-    variable: the recipe's is ``NUMBA_CACHE_DIR`` alone)."""
-    runtime = {"working_dir": str(REPO), "excludes": EXCLUDES,
-               "env_vars": {"NUMBA_CACHE_DIR": str(cache), PROFILE_DIR_ENV: str(profiles)}}
+    runtime = {"working_dir": str(REPO), "excludes": EXCLUDES, "env_vars": {"NUMBA_CACHE_DIR": str(cache)}}
     ray_cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
     cmd = [ray_cli, "job", "submit", "--address", cluster.dashboard_url,
            "--runtime-env-json", json.dumps(runtime), "--", "python", "-m", "pipeline", *args]
@@ -74,15 +70,16 @@ def test_main_job_as_a_ray_job_with_postgresql_and_an_mlflow_server(tmp_path: Pa
             cluster.start_head(cpus=2, dashboard=True)
             cluster.start_node(cpus=2)
             config, out, cache = _config(tmp_path), tmp_path / "runs", tmp_path / "numba-cache"
-            profiles = cheap_profile_dir(tmp_path / "cheap-product")
 
-            args = ["run", str(config), "--no-progress", "--output", str(out), "--storage", storage]
-            refused = _submit(cluster, env, cache, profiles, args, timeout=300)
+            refused = _submit(cluster, env, cache, ["run", str(config), "--no-progress", "--output", str(out),
+                                                    "--storage", storage], timeout=300)
             assert refused.returncode != 0
             assert "[mlflow].tracking_uri (or MLFLOW_TRACKING_URI) is" in refused.stdout + refused.stderr
             assert not out.exists()  # refused before any game
 
-            done = _submit(cluster, env, cache, profiles, [*args, "--tracking-uri", server.uri], timeout=1500)
+            done = _submit(cluster, env, cache, ["run", str(config), "--no-progress", "--output", str(out),
+                                                 "--storage", storage, "--tracking-uri", server.uri],
+                           timeout=1500)
             assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
             assert "succeeded" in (done.stdout + done.stderr).lower()
 
