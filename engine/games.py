@@ -30,6 +30,7 @@ from engine.kernel.games import (
     END_QUIET_LIMIT,
     END_THREEFOLD,
     G_BLACK,
+    G_DECISIONS,
     G_DEPTH,
     G_END,
     G_KINGS,
@@ -107,6 +108,7 @@ class GameResult:
     nodes: tuple[int, int]  # search nodes by colour (White, Black)
     max_depth: tuple[int, int]
     moves_by: tuple[int, int]  # plies played by colour
+    decisions: tuple[int, int]  # plies by colour with two or more legal moves
     cpu_seconds: float
 
     @property
@@ -202,5 +204,6 @@ class GameRunner:
             termination=_TERMINATIONS[s[G_END]],
             winner=None if s[G_WINNER] < 0 else Color(s[G_WINNER]),
             final=final, nodes=(s[G_NODES], s[G_NODES + 1]), max_depth=(s[G_DEPTH], s[G_DEPTH + 1]),
-            moves_by=(s[G_MOVES_BY], s[G_MOVES_BY + 1]), cpu_seconds=cpu,
+            moves_by=(s[G_MOVES_BY], s[G_MOVES_BY + 1]), decisions=(s[G_DECISIONS], s[G_DECISIONS + 1]),
+            cpu_seconds=cpu,
         )

@@ -64,7 +64,8 @@ G_SIDE = 6
 G_NODES = 7  # [2] search nodes by colour (White, Black)
 G_DEPTH = 9  # [2] deepest completed iteration by colour
 G_MOVES_BY = 11  # [2] plies played by colour
-G_SIZE = 13
+G_DECISIONS = 13  # [2] plies by colour with two or more legal moves (a real choice)
+G_SIZE = 15
 
 
 @njit(cache=True)
@@ -142,6 +143,8 @@ def play_game(
         if n <= 0:
             end = END_ERROR
             break
+        if n >= 2:
+            summary[G_DECISIONS + side] += 1
         m = out[O_INDEX]
         for f in range(MV_SIZE):
             log[ply, f] = moves[0, f, m]

@@ -514,32 +514,32 @@ def run_calibration(
         rest = val_ctx.play(VALIDATION_STAGE, with_repeats(ctx.variant, choice.pairings),
                             leave=(HARD_VALIDATION,))
         validation = pa.concat_tables([rest, hard_played.result()]).sort_by("game_id")
-    vfit = _fit(validation, product, section, ctx.run_seed + 1)
     names = {n: chosen[n].name for n in LEVEL_NAMES}
-    groups = measured_groups(validation)
-    hard_players = (names["hard"], product.player("hard"))
-    easy_players = (names["easy"], product.player("easy"))
-    hard_gap = _interval(vfit, {hard_players[0]: 1.0, hard_players[1]: -1.0})
-    easy_gap = _interval(vfit, {easy_players[0]: 1.0, easy_players[1]: -1.0})
-    offset = _interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})
-    verdicts = [
-        claims.unmeasured(claims.hard_claim(*hard_gap), hard_players, groups),
-        claims.unmeasured(claims.easy_claim(*easy_gap), easy_players, groups),
-        claims.unmeasured(claims.medium_claim(*offset), tuple(names[n] for n in LEVEL_NAMES), groups),
-    ]
-    everything = pa.concat_tables([choice_games, validation])
-    pooled = _fit(everything, product, section, ctx.run_seed + 2)
-    positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
-    tactics = load_tactics(ctx.variant).positions
-    levels: dict[str, LevelOutcome] = {}
     # the blunder rates are tasks on the workers, each split into shares (blunder_checks), all in
-    # flight at once while the driver measures depths and tactics; each rate has its own seed, so
-    # their order changes nothing
+    # flight at once from here while the driver fits the games and measures depths and tactics;
+    # each rate has its own seed, so their order changes nothing
     scored = [(names[level], ctx.run_seed + i) for i, level in enumerate(LEVEL_NAMES)]
     scored.append((product.player("easy"), ctx.run_seed))
     with cf.ThreadPoolExecutor(max_workers=len(scored), thread_name_prefix="checks") as pool:
         rates = [submit_blunder_check(ctx, pool, CHECKS_STAGE, validation, name, BLUNDER_SAMPLE, seed)
                  for name, seed in scored]
+        vfit = _fit(validation, product, section, ctx.run_seed + 1)
+        groups = measured_groups(validation)
+        hard_players = (names["hard"], product.player("hard"))
+        easy_players = (names["easy"], product.player("easy"))
+        hard_gap = _interval(vfit, {hard_players[0]: 1.0, hard_players[1]: -1.0})
+        easy_gap = _interval(vfit, {easy_players[0]: 1.0, easy_players[1]: -1.0})
+        offset = _interval(vfit, {names["medium"]: 1.0, names["easy"]: -0.5, names["hard"]: -0.5})
+        verdicts = [
+            claims.unmeasured(claims.hard_claim(*hard_gap), hard_players, groups),
+            claims.unmeasured(claims.easy_claim(*easy_gap), easy_players, groups),
+            claims.unmeasured(claims.medium_claim(*offset), tuple(names[n] for n in LEVEL_NAMES), groups),
+        ]
+        everything = pa.concat_tables([choice_games, validation])
+        pooled = _fit(everything, product, section, ctx.run_seed + 2)
+        positions = middlegame_positions(validation, ctx.variant, DEPTH_POSITIONS)
+        tactics = load_tactics(ctx.variant).positions
+        levels: dict[str, LevelOutcome] = {}
         for i, level in enumerate(LEVEL_NAMES):
             player = chosen[level]
             depth, solved = median_depth(player, positions), _tactics(player, tactics)  # on the driver

@@ -140,6 +140,7 @@ def play_batch(spec: BatchSpec) -> pa.Table:
             movetext=format_movetext(plies), final_fen=result.final_fen(variant.algebraic_notation),
             pieces={Color.WHITE: _count(final.white), Color.BLACK: _count(final.black)},
             moves_by={Color.WHITE: result.moves_by[0], Color.BLACK: result.moves_by[1]},
+            decisions={Color.WHITE: result.decisions[0], Color.BLACK: result.decisions[1]},
             nodes=nodes, depth={Color.WHITE: result.max_depth[0], Color.BLACK: result.max_depth[1]},
             seconds=_split_seconds(result.cpu_seconds, nodes),
         ))
@@ -201,7 +202,8 @@ class _Game:
 
     def row(self, *, white_player: ResolvedPlayer, black_player: ResolvedPlayer, outcome: Outcome,
             plies: int, movetext: str, final_fen: str, pieces: dict[Color, int], moves_by: dict[Color, int],
-            nodes: dict[Color, int], depth: dict[Color, int], seconds: dict[Color, float]) -> dict[str, Any]:
+            decisions: dict[Color, int], nodes: dict[Color, int], depth: dict[Color, int],
+            seconds: dict[Color, float]) -> dict[str, Any]:
         """The game's GAMES_SCHEMA row."""
         spec, a_color = self.spec, self.a_color
         winner = outcome.winner
@@ -246,6 +248,8 @@ class _Game:
             "black_nodes": nodes[Color.BLACK],
             "white_max_depth": depth[Color.WHITE],
             "black_max_depth": depth[Color.BLACK],
+            "white_decisions": decisions[Color.WHITE],
+            "black_decisions": decisions[Color.BLACK],
             "white_seconds": seconds[Color.WHITE],
             "black_seconds": seconds[Color.BLACK],
             "engine_version": engine.__version__,
@@ -264,11 +268,13 @@ def play_game(spec: BatchSpec, index: int) -> dict[str, Any]:
     depth = {Color.WHITE: 0, Color.BLACK: 0}
     seconds = {Color.WHITE: 0.0, Color.BLACK: 0.0}
     plies_by = {Color.WHITE: 0, Color.BLACK: 0}
+    decisions = {Color.WHITE: 0, Color.BLACK: 0}
     texts: list[tuple[bool, str]] = []
     first_player, algebraic = board.variant.first_player, board.variant.algebraic_notation
     outcome = board.outcome()
     while outcome is None:
         side = board.turn
+        decisions[side] += len(board.legal_moves) >= 2
         started = time.perf_counter()
         chosen = players[side].choose_move(board)
         seconds[side] += time.perf_counter() - started
@@ -281,4 +287,5 @@ def play_game(spec: BatchSpec, index: int) -> dict[str, Any]:
     pieces = {c: _count(board.position.pieces(c)) for c in (Color.WHITE, Color.BLACK)}
     return game.row(white_player=resolved[Color.WHITE], black_player=resolved[Color.BLACK], outcome=outcome,
                     plies=board.ply, movetext=format_movetext(texts), final_fen=board.fen(algebraic),
-                    pieces=pieces, moves_by=plies_by, nodes=nodes, depth=depth, seconds=seconds)
+                    pieces=pieces, moves_by=plies_by, decisions=decisions, nodes=nodes, depth=depth,
+                    seconds=seconds)

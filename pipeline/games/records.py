@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-GAMES_SCHEMA_VERSION = 2
+GAMES_SCHEMA_VERSION = 3
 POSITIONS_SCHEMA_VERSION = 1
 
 #: termination reasons: the engine's (engine.board.Termination values) plus ply_cap
@@ -59,6 +59,8 @@ GAMES_SCHEMA = pa.schema(
         pa.field("black_nodes", pa.int64(), nullable=False),
         pa.field("white_max_depth", pa.int16(), nullable=False),
         pa.field("black_max_depth", pa.int16(), nullable=False),
+        pa.field("white_decisions", pa.int32(), nullable=False),
+        pa.field("black_decisions", pa.int32(), nullable=False),
         pa.field("white_seconds", pa.float64(), nullable=False),
         pa.field("black_seconds", pa.float64(), nullable=False),
         pa.field("engine_version", pa.string(), nullable=False),

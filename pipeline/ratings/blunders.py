@@ -184,21 +184,13 @@ def _sample(decisions: list[Decision], max_positions: int | None, seed: int) -> 
     return [decisions[i] for i in sample_indices(len(decisions), max_positions, seed)]
 
 
-def decision_count(variant: Variant | str, table: pa.Table, player: str) -> int:
-    """How many decisions ``player`` made in the games of ``table`` (positions with two or more
-    legal moves): what :func:`sample_indices` numbers, game after game."""
-    rules = get_variant(variant)
-    return sum(1 for row in table.select(_COLUMNS).to_pylist()
-               if player in (row["white_player"], row["black_player"])
-               for _ in _player_decisions(rules, row, player))
-
-
 def score_chosen(variant: Variant | str, table: pa.Table, player: str, chosen: Sequence[int],
-                 depth: int = 4) -> tuple[int, ...]:
+                 depth: int = 4, *, total: int | None = None) -> tuple[int, ...]:
     """The material losses of ``player``'s decisions number ``chosen`` (ascending, numbered in
     game order over the games of ``table``), in that order. Over consecutive shares of a table's
     games, with the sample's numbers shifted to each share, they join into what
-    :func:`blunder_rate` scores."""
+    :func:`blunder_rate` scores. ``total``: how many decisions the games hold by their records;
+    the whole replay is then checked against it (ValueError when they differ)."""
     rules = get_variant(variant)
     wanted = list(chosen)
     if wanted != sorted(set(wanted)):
@@ -206,13 +198,16 @@ def score_chosen(variant: Variant | str, table: pa.Table, player: str, chosen: S
     picked: list[Decision] = []
     number = 0
     for row in table.select(_COLUMNS).to_pylist():
-        if len(picked) == len(wanted):
+        if total is None and len(picked) == len(wanted):
             break
         if player in (row["white_player"], row["black_player"]):
             for decision in _player_decisions(rules, row, player):
                 if len(picked) < len(wanted) and number == wanted[len(picked)]:
                     picked.append(decision)
                 number += 1
+    if total is not None and number != total:
+        raise ValueError(f"blunder rate of player {player!r}: replaying its games finds {number} decisions, "
+                         f"their records say {total}")
     if len(picked) < len(wanted):
         raise ValueError(f"blunder decision {wanted[len(picked)]} of player {player!r}: its games have "
                          f"only {number} decisions")
