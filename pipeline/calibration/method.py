@@ -8,13 +8,15 @@ One run per variant (docs/calibration.md):
 2. **Curves.** Hard's points (node budgets) play the product's Hard and their neighbours;
    Medium's points (root noise at 4 plies, and 5 plies without noise) play the product's Medium
    and their neighbours; the product's Easy, Medium and Hard play each other.
-3. **Easy.** Optuna chooses Easy's weakening mix at <= 2 plies: each trial plays the product's
-   Easy; the objective is the trial's blunder rate, the constraint its strength (within
-   ``claims.EASY_TOLERANCE`` of the product's Easy). The chosen mix is then scaled along one
-   axis (its noise, random-move rate and temperature times :data:`EASY_SCALES`), each point
-   playing the product's Easy and its neighbour: Easy's strength is read off that curve, not
-   off one trial's noisy estimate (picking within a narrow window among noisy trials favours
-   those whose estimate erred).
+3. **Easy.** Optuna chooses Easy's weakening mix at <= 2 plies, on the product Easy's evaluation
+   weights (the tuned weights are tuned for searches of 4 plies and more with every capture, and
+   need not carry over to 2 plies without: in suicide they scored 0.348 there against the
+   product's Easy, weakening or none): each trial plays the product's Easy; the objective is the
+   trial's blunder rate, the constraint its strength (within ``claims.EASY_TOLERANCE`` of the
+   product's Easy). The chosen mix is then scaled along one axis (its noise, random-move rate
+   and temperature times :data:`EASY_SCALES`), each point playing the product's Easy and its
+   neighbour: Easy's strength is read off that curve, not off one trial's noisy estimate
+   (picking within a narrow window among noisy trials favours those whose estimate erred).
 4. **Choice.** One pooled score-based fit of every game so far (the product's Medium held at
    1500): Hard is the point at the product's budget; Easy the inversion of its axis at the
    product's Easy; Medium the inversion of its curve at the midpoint of Easy and Hard.
@@ -453,6 +455,7 @@ def run_calibration(
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     curve_ctx = replace(ctx, deck=split.curve)
     curves = curve_players(ctx.variant, weights, section)
+    easy_weights = dict(product.level("easy").weights)  # Easy keeps the product Easy's evaluation
     if hard_is_the_products(ctx.variant, weights, product):
         say("calibrate: note: Hard at the product's budget is the product's Hard itself (the run plays the "
             "product's weights: the tuning kept its starting weights), so Hard's claim of +50 over it cannot "
@@ -477,20 +480,20 @@ def run_calibration(
     with cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(play_curves)
         hard_played = pool.submit(play_hard_validation, val_ctx, hard_pairing)
-        trials = run_easy_study(curve_ctx, easy_study, section, weights, product, say, tracker, window,
+        trials = run_easy_study(curve_ctx, easy_study, section, easy_weights, product, say, tracker, window,
                                 in_flight)
         reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
         easy_tables = [
             reader.play(
                 f"{CAL_DIR}/easy/trial-{t.slot:03d}",
-                easy_trial_pairings(ctx.variant, easy_player(ctx.variant, weights, t.params, t.player),
+                easy_trial_pairings(ctx.variant, easy_player(ctx.variant, easy_weights, t.params, t.player),
                                     product, min(section.easy_openings, section.openings)),
             )
             for t in trials
         ]
         easy = choose_easy(trials)
         _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
-        axis = easy_axis(ctx.variant, weights, easy.params)
+        axis = easy_axis(ctx.variant, easy_weights, easy.params)
         say(f"calibrate: Easy's axis, {easy.player}'s weakening times "
             f"{', '.join(f'{x:g}' for x in EASY_SCALES)}")
         axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
@@ -498,7 +501,7 @@ def run_calibration(
         curve_games = curves_played.result()
         choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
         fit = _fit(choice_games, product, section, ctx.run_seed)
-        easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, weights, easy, axis, fit,
+        easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, easy_weights, easy, axis, fit,
                                                             _elo(fit, product.player("easy")))
         n_val = len(split.validation)
         choice = choose_levels(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo,

@@ -333,6 +333,10 @@ def test_tiny_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert [c["level"] for c in result["claims"]] == ["hard", "easy", "medium"]
     assert result["levels"]["hard"]["player"] == "hard-4000"  # the strong end of Hard's curve
     assert result["levels"]["easy"]["profile"]["search"]["max_depth"] <= 2
+    from pipeline.calibration.product import product_levels
+
+    product_easy = dict(product_levels("english").level("easy").weights)
+    assert result["levels"]["easy"]["profile"]["weights"] == product_easy  # Easy keeps the product's eval
     assert result["levels"]["medium"]["profile"]["search"]["max_depth"] in (4, 5)
     # same config again: refused without --resume, a no-op with it
     again = ["run", str(TINY), "--output", str(out), "--tracking-uri", uri, "--no-progress"]
