@@ -8,7 +8,11 @@ one, whose parts the driver joins before yielding the batch. It submits the firs
 player pairing first (``sizing.probe_first``: the ETA and the validation's plan see every
 pairing early), then the rest in order. ``run_then`` plays a few whole batches and a computation
 on their games in one task (a stage too small for a task of its own). The Ray executor keeps at most
-``max_in_flight`` tasks submitted (``ray.wait``); a run with ``idle_only`` (work that needs no
+``max_in_flight`` tasks of a run submitted (``ray.wait``), and all runs side by side share one bound
+on what waits in Ray's queue (:data:`QUEUE_SHARE`): Ray starts queued tasks in the order they were
+submitted, so without it a stage that submits many tasks at once (the curves) would hold a later
+stage's (Easy's trials) behind all of its own. A run with nothing out may always submit one task,
+so every run progresses. A run with ``idle_only`` (work that needs no
 other stage, such as the product's own games during the tuning) submits only into slots that
 have stayed free for a few seconds, so it fills gaps without queueing ahead of other stages. It
 lets Ray retry a task whose
@@ -71,6 +75,10 @@ IDLE_POLL_SECONDS = 0.2
 #: how long a slot must stay free before an ``idle_only`` run takes it: longer than the driver
 #: takes between one task of a stage and its next (a tuning step's files, the pruner's check)
 IDLE_GRACE_SECONDS = 3.0
+#: tasks the runs side by side keep submitted beyond the cluster's slots, as a share of the slots
+#: (at least one): enough that a slot is refilled from Ray's queue without waiting for the driver,
+#: few enough that a task submitted later waits behind only about that many others
+QUEUE_SHARE = 0.25
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
 CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
@@ -304,6 +312,15 @@ class RayExecutor:
                 self._idle_since = time.monotonic()
             return self._out
 
+    def _tasks_out(self) -> int:
+        with self._out_lock:
+            return self._out
+
+    def queue_limit(self) -> int:
+        """Tasks all runs together keep submitted: the slots and :data:`QUEUE_SHARE` more."""
+        slots = self.slots
+        return slots + max(1, int(slots * QUEUE_SHARE))
+
     def _idle_slot(self) -> bool:
         """A slot has been free for :data:`IDLE_GRACE_SECONDS`: not the moment between one task
         of another stage and its next, which a filler task would take from it."""
@@ -421,7 +438,7 @@ class RayExecutor:
                 parts_left[part.spec.batch_id] = parts_left.get(part.spec.batch_id, 0) + 1
         arrived: dict[int, list[pa.Table]] = {}
         pending = collections.deque(tasks)
-        limit = self.in_flight_limit()
+        limit, shared = self.in_flight_limit(), self.queue_limit()
         if idle_only:
             slots = self.slots
             with self._out_lock:
@@ -436,6 +453,8 @@ class RayExecutor:
 
         def fill() -> None:
             while pending and len(in_flight) < limit and (not idle_only or self._idle_slot()):
+                if in_flight and self._tasks_out() >= shared:
+                    return  # the shared queue is full: work submitted meanwhile by others goes first
                 submit(pending.popleft(), 0)
 
         try:

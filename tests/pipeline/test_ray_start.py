@@ -139,21 +139,23 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path
         assert table.select(keep).equals(local[spec].select(keep))
 
 
-def test_work_for_idle_slots_waits_while_every_slot_is_taken(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``run(idle_only=True)`` (the product's games played beside the tuning) submits nothing while
     the executor has as many tasks out as the cluster has slots; other runs are not held back;
-    once slots are free (for ``IDLE_GRACE_SECONDS``) it plays the same games as any run."""
+    once slots are free (for ``IDLE_GRACE_SECONDS``) it plays the same games as any run. And
+    while other runs fill the shared queue (``queue_limit``), a run keeps one task out at a time,
+    not all of its tasks; the games are the same."""
     import threading
     import time as clock
 
-    specs = plan_batches(smoke_config)[:3]
-    executor = RayExecutor(RayOptions(num_cpus=2, node_ip_address="127.0.0.2",
+    specs = plan_batches(smoke_config)
+    executor = RayExecutor(RayOptions(num_cpus=2, node_ip_address="127.0.0.2", task_seconds=1e-9,
                                       numba_cache_dir=str(tmp_path / "numba-cache")))
     got: dict[BatchSpec, pa.Table] = {}
     try:
-        assert executor.slots == 2
+        assert executor.slots == 2 and executor.queue_limit() == 3
         executor._count_out(2)  # two tasks of other callers out: no idle slot
-        filler = threading.Thread(target=lambda: got.update(executor.run(specs, idle_only=True)))
+        filler = threading.Thread(target=lambda: got.update(executor.run(specs[:3], idle_only=True)))
         filler.start()
         ahead = dict(executor.run(specs[:1]))  # an ordinary run goes ahead meanwhile
         clock.sleep(1.0)
@@ -161,10 +163,26 @@ def test_work_for_idle_slots_waits_while_every_slot_is_taken(smoke_config, tmp_p
         executor._count_out(-2)
         filler.join(timeout=300)
         assert not filler.is_alive() and executor._count_out(0) == 0
+
+        # the shared queue full with other runs' tasks: this run's four tasks go one at a time
+        executor._count_out(3)
+        counts: list[int] = []
+        count_out = executor._count_out
+
+        def counted(change: int) -> int:
+            counts.append(count_out(change))
+            return counts[-1]
+
+        executor._count_out = counted  # type: ignore[method-assign]
+        tasks: list[object] = []
+        shared = dict(executor.run(specs, on_task=tasks.append))
+        assert len(tasks) == len(specs) == 4  # four tasks, each seen
+        assert max(counts) == 4  # never more than the one task beyond the full queue
+        assert executor._count_out(-3) == 0
     finally:
         executor.close()
     local = dict(InProcessExecutor().run(specs))
-    assert set(got) == set(specs)
-    for spec, table in [*got.items(), *ahead.items()]:
+    assert set(got) == set(specs[:3]) and set(shared) == set(specs)
+    for spec, table in [*got.items(), *ahead.items(), *shared.items()]:
         keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
         assert table.select(keep).equals(local[spec].select(keep))
