@@ -11,8 +11,11 @@ on their games in one task (a stage too small for a task of its own). The Ray ex
 ``max_in_flight`` tasks of a run submitted (``ray.wait``), and all runs side by side share one bound
 on what waits in Ray's queue (:data:`QUEUE_SHARE`): Ray starts queued tasks in the order they were
 submitted, so without it a stage that submits many tasks at once (the curves) would hold a later
-stage's (Easy's trials) behind all of its own. A run with nothing out may always submit one task,
-so every run progresses. A run with ``idle_only`` (work that needs no
+stage's (Easy's trials) behind all of its own. Every run may keep that share's worth of tasks out
+whatever the others have (:meth:`RayExecutor.own_share`), so every run progresses and a run of
+a few tasks (a tuning trial's step) submits them all: Ray's queue stays deep when only such runs
+are out, and a slot freed at a step boundary is refilled from it without waiting for the driver.
+A run with ``idle_only`` (work that needs no
 other stage, such as the product's own games during the tuning) submits only into slots that
 have stayed free for a few seconds, so it fills gaps without queueing ahead of other stages. It
 lets Ray retry a task whose
@@ -77,7 +80,9 @@ IDLE_POLL_SECONDS = 0.2
 IDLE_GRACE_SECONDS = 3.0
 #: tasks the runs side by side keep submitted beyond the cluster's slots, as a share of the slots
 #: (at least one): enough that a slot is refilled from Ray's queue without waiting for the driver,
-#: few enough that a task submitted later waits behind only about that many others
+#: few enough that a task submitted later waits behind only about that many others of a big run;
+#: also the tasks every run may keep out whatever the others have (a run that small cannot hold
+#: another back by more than that)
 QUEUE_SHARE = 0.25
 #: where tasks on a cluster keep numba's cache when neither the options nor the driver name one:
 #: node-local and kept across reboots (FHS /var/tmp), so a node compiles each code version once
@@ -317,9 +322,13 @@ class RayExecutor:
             return self._out
 
     def queue_limit(self) -> int:
-        """Tasks all runs together keep submitted: the slots and :data:`QUEUE_SHARE` more."""
-        slots = self.slots
-        return slots + max(1, int(slots * QUEUE_SHARE))
+        """Tasks all runs together keep submitted: the slots and :meth:`own_share` more."""
+        return self.slots + self.own_share()
+
+    def own_share(self) -> int:
+        """Tasks a run may keep out whatever the others have: :data:`QUEUE_SHARE` of the slots,
+        at least one."""
+        return max(1, int(self.slots * QUEUE_SHARE))
 
     def _idle_slot(self) -> bool:
         """A slot has been free for :data:`IDLE_GRACE_SECONDS`: not the moment between one task
@@ -438,7 +447,7 @@ class RayExecutor:
                 parts_left[part.spec.batch_id] = parts_left.get(part.spec.batch_id, 0) + 1
         arrived: dict[int, list[pa.Table]] = {}
         pending = collections.deque(tasks)
-        limit, shared = self.in_flight_limit(), self.queue_limit()
+        limit, shared, own = self.in_flight_limit(), self.queue_limit(), self.own_share()
         if idle_only:
             slots = self.slots
             with self._out_lock:
@@ -453,7 +462,7 @@ class RayExecutor:
 
         def fill() -> None:
             while pending and len(in_flight) < limit and (not idle_only or self._idle_slot()):
-                if in_flight and self._tasks_out() >= shared:
+                if len(in_flight) >= own and self._tasks_out() >= shared:
                     return  # the shared queue is full: work submitted meanwhile by others goes first
                 submit(pending.popleft(), 0)
 

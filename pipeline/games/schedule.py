@@ -75,6 +75,8 @@ class TaskTimeline:
     arrived; safe to add to from several driver threads."""
 
     tasks: dict[str, list[tuple[TaskTiming, float]]] = field(default_factory=dict)
+    #: every task with the stage folder it was played for (a trial's own, not folded)
+    by_stage: list[tuple[str, TaskTiming]] = field(default_factory=list)
     #: nominal CPU seconds of the batches read back on a resume, by stage group and pairing key
     resumed: dict[str, dict[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -82,6 +84,12 @@ class TaskTimeline:
     def add(self, stage: str, timing: TaskTiming) -> None:
         with self._lock:
             self.tasks.setdefault(stage_group(stage), []).append((timing, time.process_time()))
+            self.by_stage.append((stage, timing))
+
+    def rows(self) -> list[tuple[str, TaskTiming]]:
+        """Every task so far with its stage folder, in arrival order."""
+        with self._lock:
+            return list(self.by_stage)
 
     def add_resumed(self, stage: str, pairing: str, nominal: float) -> None:
         """A batch of ``stage`` found finished on disk: no task, but its games are not to come."""

@@ -58,6 +58,7 @@ from pipeline.games.executor import RayOptions, load_ray, make_executor
 from pipeline.games.openings import load_deck
 from pipeline.games.pairings import Pairing
 from pipeline.games.schedule import SCHEDULE_FILE, TaskTimeline, most_compiles, write_schedules
+from pipeline.games.schedule_tasks import TASKS_FILE, write_task_rows
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.sizing import NOMINAL_NODES_PER_SECOND
 from pipeline.games.stage import StageContext, read_result
@@ -357,6 +358,7 @@ def record_schedules(ctx: StageContext, tracker: Any = None) -> None:
     compiles = ctx.executor.compiles_by_node()
     write_schedules(ctx.run_folder / SCHEDULE_FILE, schedules, compiles,
                     ctx.timeline.idle(ctx.executor.slots))
+    write_task_rows(ctx.run_folder / TASKS_FILE, ctx.timeline.rows())
     if tracker is not None:
         metrics: dict[str, float] = {"kernel_compiles_most_per_node": float(most_compiles(compiles))}
         for s in schedules:

@@ -211,6 +211,8 @@ def _check_finished_run(folder: Path, uri: str) -> dict[str, Any]:
     assert all(s.busy_share >= 0 and s.tasks >= 1 for s in schedules.values())  # a tiny stage can be ~0
     assert schedules["calibrate/curves"].busy_share > 0
     assert (folder / "report" / "schedule.md").is_file()
+    task_rows = (folder / "schedule-tasks.csv").read_text().splitlines()
+    assert len(task_rows) - 1 == sum(s.tasks for s in schedules.values() if s.stage == "all")
     assert not set(validation.column("opening_id").to_pylist()) & set(curves.column("opening_id").to_pylist())
     return _check_tracked(folder, uri)
 

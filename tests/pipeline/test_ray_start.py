@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from pipeline.games import executor as executor_module
 from pipeline.games.executor import InProcessExecutor, RayExecutor, RayOptions
 from pipeline.games.match import BatchSpec, play_batch
 from pipeline.games.records import TIMING_COLUMNS
@@ -139,12 +140,14 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path
         assert table.select(keep).equals(local[spec].select(keep))
 
 
-def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                               monkeypatch) -> None:
     """``run(idle_only=True)`` (the product's games played beside the tuning) submits nothing while
     the executor has as many tasks out as the cluster has slots; other runs are not held back;
     once slots are free (for ``IDLE_GRACE_SECONDS``) it plays the same games as any run. And
-    while other runs fill the shared queue (``queue_limit``), a run keeps one task out at a time,
-    not all of its tasks; the games are the same."""
+    while other runs fill the shared queue (``queue_limit``), a run keeps only its own share
+    (``own_share``) out, not all of its tasks: one on two slots, two when the share is a whole
+    slot count; the games are the same."""
     import threading
     import time as clock
 
@@ -179,10 +182,20 @@ def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp
         assert len(tasks) == len(specs) == 4  # four tasks, each seen
         assert max(counts) == 4  # never more than the one task beyond the full queue
         assert executor._count_out(-3) == 0
+
+        # a share of a whole slot count: two tasks of a run out beside a full queue, never three
+        monkeypatch.setattr(executor_module, "QUEUE_SHARE", 1.0)
+        assert executor.own_share() == 2 and executor.queue_limit() == 4
+        count_out(4)
+        counts.clear()
+        wide = dict(executor.run(specs))
+        assert max(counts) == 6
+        assert count_out(-4) == 0
     finally:
         executor.close()
     local = dict(InProcessExecutor().run(specs))
     assert set(got) == set(specs[:3]) and set(shared) == set(specs)
-    for spec, table in [*got.items(), *ahead.items(), *shared.items()]:
+    assert set(wide) == set(specs)
+    for spec, table in [*got.items(), *ahead.items(), *shared.items(), *wide.items()]:
         keep = [c for c in table.column_names if c not in TIMING_COLUMNS]
         assert table.select(keep).equals(local[spec].select(keep))

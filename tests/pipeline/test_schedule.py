@@ -227,3 +227,26 @@ def test_a_schedule_written_before_idle_stretches_were_kept_still_reads(tmp_path
     stage = summarise("tune/trials", [_t(0, 6)], slots=1)
     path.write_text(json.dumps({"schema": 2, "stages": [stage.to_json()], "compiles": {}}))
     assert read_schedules(path) == [stage] and read_idle(path) == [] and read_compiles(path) == {}
+
+
+def test_task_rows_keep_each_task_with_its_own_stage_in_start_order(tmp_path: Path) -> None:
+    import csv
+
+    from pipeline.games.schedule import TaskTimeline
+    from pipeline.games.schedule_tasks import COLUMNS, write_task_rows
+
+    timeline = TaskTimeline()
+    timeline.add("tune/trial-0003", TaskTiming("n2", 105.0, 111.5, 2, 20, 6.0, "abc", other_seconds=0.25))
+    timeline.add("calibrate/curves", TaskTiming("n1", 100.0, 104.0, 1, 10, 4.0, "def"))
+    path = tmp_path / "schedule-tasks.csv"
+    write_task_rows(path, timeline.rows())
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == COLUMNS
+    assert [r["stage"] for r in rows] == ["calibrate/curves", "tune/trial-0003"]  # not folded, by start
+    assert (rows[0]["start_s"], rows[0]["end_s"]) == ("0.000", "4.000")  # after the first start
+    assert rows[1] == {"stage": "tune/trial-0003", "node": "n2", "start_s": "5.000", "end_s": "11.500",
+                       "batches": "2", "games": "20", "nominal_s": "6.000", "other_s": "0.250",
+                       "pairing": "abc"}
+    write_task_rows(path, [])
+    assert path.read_text() == ",".join(COLUMNS) + "\n"  # no tasks: the header alone
