@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import itertools
-import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +52,7 @@ from engine.profile import LEVEL_NAMES
 from pipeline.calibration import claims
 from pipeline.calibration.blunder_checks import submit_blunder_check
 from pipeline.calibration.dial import DialCheck, DialLevel, plan_dial, predicted_score, spot_checked
+from pipeline.calibration.easy_tracking import STRENGTH_CONSTRAINT, easy_trial_record, track_easy_trials
 from pipeline.calibration.outcome import CalibrationOutcome, EasyTrial, LevelOutcome
 from pipeline.calibration.paths import (
     EASY_SPACE,
@@ -91,7 +91,6 @@ CAL_DIR = "calibrate"
 RESULT_FILE = "result.json"
 _DECK_TAG = 0x63616C69  # "cali": the opening split's stream
 _STREAM = 0  # every pairing of a stage plays the same openings
-STRENGTH_CONSTRAINT = "strength"  # |Elo gap to the product's Easy| - claims.EASY_TOLERANCE
 BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
 NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which one is noisy
 #: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
@@ -317,28 +316,22 @@ def run_easy_study(
     weights: Mapping[str, float],
     product: ProductLevels,
     log: Log | None,
-    tracker: Any,
     window: TrialWindow | None = None,
     in_flight: int | None = None,
 ) -> list[EasyTrial]:
     """Play the Easy study's missing trials, up to the window's W at once (default: one at a
-    time), each tracked as a trial run inside the tracker's open run when it ends (on this
-    thread); every finished trial, in slot order."""
+    time); every finished trial, in slot order. MLflow sees them later
+    (:func:`~pipeline.calibration.easy_tracking.track_easy_trials`): the study may be played
+    ahead, while another stage's run is open."""
     space = space_from_engine(knobs=list(EASY_SPACE), weights=[], ranges=dict(EASY_SPACE))
     pairs = min(section.easy_openings, section.openings)
-    tags = {"kind": "trial", "stage": CAL_DIR, "study_name": study.study_name}
     ended = itertools.count(len(complete_trials(study)) + 1)  # lines, not the study's count (see run_tune)
 
     def play(trial: Any, params: dict[str, Any]) -> tuple[EasyTrial, dict[str, Any], int]:
         return _easy_trial(ctx, study, trial, params, weights, product, pairs), params, trial.number
 
     def finish(done: tuple[EasyTrial, dict[str, Any], int]) -> None:
-        outcome, params, number = done
-        with tracker.trial_run(number, params, tags):
-            tracker.log_metrics({"value": outcome.blunder_rate, "blunder_rate": outcome.blunder_rate,
-                                 "elo_gap": outcome.gap, "score": outcome.score, "games": outcome.games,
-                                 "feasible": float(outcome.feasible)})
-            tracker.set_tags({"state": "complete", "player": outcome.player})
+        outcome = done[0]
         if log is not None:
             log(
                 f"easy trial {next(ended)}/{section.easy_trials} ({outcome.player}): blunder rate "
@@ -348,23 +341,45 @@ def run_easy_study(
 
     run_trials(study, section.easy_trials, space, window or TrialWindow(1, ctx.run_seed), play, finish,
                in_flight=in_flight)
-    trials = []
-    for t in complete_trials(study):
-        attrs = t.user_attrs
-        slot = int(attrs["slot"])
-        trials.append(
-            EasyTrial(
-                slot,
-                f"easy-t{slot:03d}",
-                dict(t.params),
-                float(attrs["gap"]),
-                float(attrs["score"]),
-                float(t.value or 0.0),
-                int(attrs["games"]),
-                float(t.constraints.get(STRENGTH_CONSTRAINT, math.inf)) <= 0,
-            )
-        )
-    return sorted(trials, key=lambda e: e.slot)
+    return sorted((easy_trial_record(t) for t in complete_trials(study)), key=lambda e: e.slot)
+
+
+@dataclass(frozen=True)
+class EasyPlayed:
+    """Easy's study and axis, played: every finished trial, the one chosen, its axis, and the
+    trials' games then the axis's (in that order: the choice fit reads them so)."""
+
+    trials: tuple[EasyTrial, ...]
+    easy: EasyTrial
+    axis: tuple[PathPlayer, ...]
+    games: pa.Table
+
+
+def play_easy(ctx: StageContext, section: CalibrateSection, study: Any, log: Log | None = None,
+              window: TrialWindow | None = None, in_flight: int | None = None) -> EasyPlayed:
+    """Easy's trials (up to ``window``'s W at once, ``in_flight`` of them), the choice among them,
+    and the chosen mix's axis: everything of Easy the curve fit needs. Easy plays the product
+    Easy's weights, so none of it waits for the tuning: the job plays it ahead, in the slots the
+    tuning leaves idle (:class:`~pipeline.games.stage.StageContext`'s ``idle_only``)."""
+    say = log or (lambda _text: None)
+    product = product_levels(ctx.variant)
+    split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
+    curve_ctx = replace(ctx, deck=split.curve)
+    weights = dict(product.level("easy").weights)  # Easy keeps the product Easy's evaluation
+    trials = run_easy_study(curve_ctx, study, section, weights, product, say, window, in_flight)
+    reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
+    tables = [
+        reader.play(f"{CAL_DIR}/easy/trial-{t.slot:03d}",
+                    easy_trial_pairings(ctx.variant, easy_player(ctx.variant, weights, t.params, t.player),
+                                        product, min(section.easy_openings, section.openings)))
+        for t in trials
+    ]
+    easy = choose_easy(trials)
+    axis = easy_axis(ctx.variant, weights, easy.params)
+    say(f"calibrate: Easy's axis, {easy.player}'s weakening times {', '.join(f'{x:g}' for x in EASY_SCALES)}")
+    axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
+    axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
+    return EasyPlayed(tuple(trials), easy, tuple(axis), pa.concat_tables([*tables, axis_games]))
 
 
 def _log_easy_choice(tracker: Any, study: Any, trials: Sequence[EasyTrial], easy: EasyTrial,
@@ -443,19 +458,20 @@ def run_calibration(
     window: TrialWindow | None = None,
     in_flight: int | None = None,
     ahead: cf.Future[pa.Table] | None = None,
+    easy_ahead: cf.Future[EasyPlayed] | None = None,
 ) -> CalibrationOutcome:
     """The whole method (see the module docstring); writes ``calibrate/result.json``. Called inside
     the tracker's run of the stage: Easy's trials are its trial runs, the choice goes on it. The
-    curve games, Easy's trials (up to ``window``'s W at once, ``in_flight`` of them) and then
-    Easy's axis are played side by side: none needs another's results. ``ahead``: the
-    :func:`play_product_curves` still running; the curves play their other pairings beside it
-    and join its games once it ends (so no batch is played twice)."""
+    curve games and Easy's trials and axis (:func:`play_easy`, up to ``window``'s W trials at
+    once, ``in_flight`` of them) are played side by side: neither needs the other's results.
+    ``ahead``: the :func:`play_product_curves` still running; the curves play their other
+    pairings beside it and join its games once it ends (so no batch is played twice).
+    ``easy_ahead``: :func:`play_easy` already started (by the job, during the tuning)."""
     say = log or (lambda _text: None)
     product = product_levels(ctx.variant)
     split = split_openings(ctx.deck, ctx.run_seed, section.openings, section.validation_openings)
     curve_ctx = replace(ctx, deck=split.curve)
     curves = curve_players(ctx.variant, weights, section)
-    easy_weights = dict(product.level("easy").weights)  # Easy keeps the product Easy's evaluation
     if hard_is_the_products(ctx.variant, weights, product):
         say("calibrate: note: Hard at the product's budget is the product's Hard itself (the run plays the "
             "product's weights: the tuning kept its starting weights), so Hard's claim of +50 over it cannot "
@@ -464,7 +480,6 @@ def run_calibration(
         f"calibrate: curves on {len(split.curve)} openings ({len(curves.hard)} Hard points, "
         f"{len(curves.medium)} Medium points, the product's three levels)"
     )
-    say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
     curve_games_plan = with_repeats(ctx.variant, curve_pairings(product, curves, len(split.curve)))
     played_ahead = range(len(product_pairings(product, len(split.curve))))  # the plan's first pairings
 
@@ -480,27 +495,18 @@ def run_calibration(
     with cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="curves") as pool:  # independent games
         curves_played = pool.submit(play_curves)
         hard_played = pool.submit(play_hard_validation, val_ctx, hard_pairing)
-        trials = run_easy_study(curve_ctx, easy_study, section, easy_weights, product, say, tracker, window,
-                                in_flight)
-        reader = replace(curve_ctx, progress=None)  # finished trials: read back, nothing to report
-        easy_tables = [
-            reader.play(
-                f"{CAL_DIR}/easy/trial-{t.slot:03d}",
-                easy_trial_pairings(ctx.variant, easy_player(ctx.variant, easy_weights, t.params, t.player),
-                                    product, min(section.easy_openings, section.openings)),
-            )
-            for t in trials
-        ]
-        easy = choose_easy(trials)
-        _log_easy_choice(tracker, easy_study, trials, easy, ctx.run_folder)
-        axis = easy_axis(ctx.variant, easy_weights, easy.params)
-        say(f"calibrate: Easy's axis, {easy.player}'s weakening times "
-            f"{', '.join(f'{x:g}' for x in EASY_SCALES)}")
-        axis_plan = with_repeats(ctx.variant, easy_axis_pairings(product, axis, len(split.curve)))
-        axis_games = curve_ctx.play(f"{CAL_DIR}/easy-axis", axis_plan)
+        if easy_ahead is None:
+            say(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, beside the curves")
+            played = play_easy(ctx, section, easy_study, say, window, in_flight)
+        else:
+            played = easy_ahead.result()
+        track_easy_trials(tracker, easy_study, ctx.run_folder / CAL_DIR / "easy", CAL_DIR)
+        easy, axis = played.easy, played.axis
+        _log_easy_choice(tracker, easy_study, played.trials, easy, ctx.run_folder)
         curve_games = curves_played.result()
-        choice_games = pa.concat_tables([curve_games, *easy_tables, axis_games])
+        choice_games = pa.concat_tables([curve_games, played.games])
         fit = _fit(choice_games, product, section, ctx.run_seed)
+        easy_weights = dict(product.level("easy").weights)
         easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, easy_weights, easy, axis, fit,
                                                             _elo(fit, product.player("easy")))
         n_val = len(split.validation)
@@ -583,7 +589,7 @@ def run_calibration(
         anchor_elo=ANCHOR_ELO,
         levels=levels,
         claims=tuple(verdicts),
-        easy_trials=tuple(trials),
+        easy_trials=played.trials,
         easy_choice=easy.slot,
         product_elo={p: _interval(pooled, {product.player(p): 1.0}) for p in LEVEL_NAMES},
         product_easy_blunder_rate=product_blunders.rate,

@@ -17,7 +17,9 @@ a few tasks (a tuning trial's step) submits them all: Ray's queue stays deep whe
 are out, and a slot freed at a step boundary is refilled from it without waiting for the driver.
 A run with ``idle_only`` (work that needs no
 other stage, such as the product's own games during the tuning) submits only into slots that
-have stayed free for a few seconds, so it fills gaps without queueing ahead of other stages. It
+have stayed free for a few seconds, so it fills gaps without queueing ahead of other stages;
+``idle_only`` may be a function asked before each submission, so work played ahead in the gaps
+of one stage goes at full speed once a later stage needs it. It
 lets Ray retry a task whose
 worker died (``max_retries``; also on a WorkerCrashedError surfacing as the task's exception)
 and resubmits a batch whose retries ran out on a crash. Seeds and file names are deterministic
@@ -91,6 +93,8 @@ CLUSTER_NUMBA_CACHE = "/var/tmp/draughts-tuning/numba-cache"
 T = TypeVar("T")
 BatchFn = Callable[[BatchSpec], pa.Table]
 TaskFn = Callable[[TaskTiming], None]  # told of every finished task (pipeline.games.schedule)
+#: submit only into idle slots: always, never, or while the function says so (asked each time)
+IdleOnly = bool | Callable[[], bool]
 #: run in every node's warm-up task on its two-ply batch and games, to compile the kernels of the
 #: work ``Executor.call`` sends there (module-level functions: Ray sends them by name)
 WarmFn = Callable[[BatchSpec, pa.Table], object]
@@ -111,10 +115,10 @@ class Executor(Protocol):
     """Runs batches somewhere and yields them as they finish."""
 
     def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
-            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
+            idle_only: IdleOnly = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
         """``idle_only``: submit a task only once the executor has had fewer tasks out than the
         cluster has slots for a while (``IDLE_GRACE_SECONDS``): work that fills the gaps other
-        stages leave, never queued ahead of them."""
+        stages leave, never queued ahead of them (a function: while it returns true)."""
         ...
 
     def close(self) -> None: ...
@@ -141,12 +145,13 @@ class Executor(Protocol):
         ...
 
     def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
-                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
+                 on_task: TaskFn | None = None, idle_only: IdleOnly = False) -> tuple[list[pa.Table], T]:
         """Play whole batches ``specs``, then ``fn(games, *args)`` on all their games (sorted by
         game id), in ONE task: for a stage whose games are too few to make a task of their own
         and whose games the driver would send straight back to a worker (an Easy trial's blunder
         rate). The batches' tables in ``specs`` order and ``fn``'s value; ``on_task`` is told of
-        one task with its games, ``fn``'s time as :attr:`TaskTiming.other_seconds`."""
+        one task with its games, ``fn``'s time as :attr:`TaskTiming.other_seconds`.
+        ``idle_only`` as in :meth:`run`."""
         ...
 
 
@@ -161,7 +166,7 @@ class InProcessExecutor:
         self.batches_by_node: dict[str, int] = {}
 
     def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
-            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
+            idle_only: IdleOnly = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
         for spec in specs:  # one slot, played by the calling thread: idle_only changes nothing
             check_stop()
             started = time.time()
@@ -185,8 +190,8 @@ class InProcessExecutor:
         return value
 
     def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
-                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
-        check_stop()
+                 on_task: TaskFn | None = None, idle_only: IdleOnly = False) -> tuple[list[pa.Table], T]:
+        check_stop()  # one slot, played by the calling thread: idle_only changes nothing
         tables, value, started, played, ended = _play_then(self._batch_fn, tuple(specs), fn, args)
         if on_task is not None:
             on_task(_then_timing(specs, tables, IN_PROCESS_NODE, started, played, ended))
@@ -370,10 +375,16 @@ class RayExecutor:
         return cast(T, value)
 
     def run_then(self, specs: Sequence[BatchSpec], fn: Callable[..., T], args: tuple[Any, ...],
-                 on_task: TaskFn | None = None) -> tuple[list[pa.Table], T]:
+                 on_task: TaskFn | None = None, idle_only: IdleOnly = False) -> tuple[list[pa.Table], T]:
         specs = tuple(specs)
         if specs and self.options.warm_up:
             self.warm_up(specs[0])
+        if idle_only:
+            idle = _idle_test(idle_only)
+            self._watch_slots()
+            while idle() and not self._idle_slot():
+                check_stop()
+                time.sleep(IDLE_POLL_SECONDS)
         result, node, _, _ = self._call_remote(_play_then, (self._batch_fn, specs, fn, args))
         tables, value, started, played, ended = result
         self.batches_by_node[node] = self.batches_by_node.get(node, 0) + len(specs)
@@ -434,8 +445,15 @@ class RayExecutor:
             self._count_compiles(node, compiled)
             self.warmed_nodes.add(node_id)
 
+    def _watch_slots(self) -> None:
+        """Start telling idle slots apart: from now, since when fewer tasks than slots are out."""
+        slots = self.slots
+        with self._out_lock:
+            self._slots_seen = slots
+        self._count_out(0)  # the grace counts from now at the earliest
+
     def run(self, specs: Iterable[BatchSpec], on_task: TaskFn | None = None,
-            idle_only: bool = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
+            idle_only: IdleOnly = False) -> Iterator[tuple[BatchSpec, pa.Table]]:
         ray = self._ray
         specs = list(specs)
         if specs and self.options.warm_up:
@@ -448,11 +466,9 @@ class RayExecutor:
         arrived: dict[int, list[pa.Table]] = {}
         pending = collections.deque(tasks)
         limit, shared, own = self.in_flight_limit(), self.queue_limit(), self.own_share()
+        idle = _idle_test(idle_only)
         if idle_only:
-            slots = self.slots
-            with self._out_lock:
-                self._slots_seen = slots
-            self._count_out(0)  # the grace counts from now at the earliest
+            self._watch_slots()
         in_flight: dict[Any, tuple[Task, int]] = {}  # object ref -> (task, attempts)
 
         def submit(task: Task, attempt: int) -> None:
@@ -461,7 +477,7 @@ class RayExecutor:
             self._count_out(1)
 
         def fill() -> None:
-            while pending and len(in_flight) < limit and (not idle_only or self._idle_slot()):
+            while pending and len(in_flight) < limit and (not idle() or self._idle_slot()):
                 if len(in_flight) >= own and self._tasks_out() >= shared:
                     return  # the shared queue is full: work submitted meanwhile by others goes first
                 submit(pending.popleft(), 0)
@@ -549,6 +565,14 @@ def _held_stderr(enabled: bool) -> Iterator[_Held]:
                 spool.seek(0)
                 sys.stderr.write(spool.read().decode(errors="replace"))
                 sys.stderr.flush()
+
+
+def _idle_test(idle_only: IdleOnly) -> Callable[[], bool]:
+    """``idle_only`` as a function asked before each submission."""
+    if callable(idle_only):
+        return idle_only
+    flag = bool(idle_only)
+    return lambda: flag
 
 
 #: a Ray worker process applies the engine's process settings once, before its first batch

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from pipeline.games.executor import Executor
+from pipeline.games.executor import Executor, IdleOnly
 from pipeline.games.match import BatchSpec
 from pipeline.games.openings import Opening
 from pipeline.games.pairings import Pairing, ProgressFn, RunFn, play_pairings
@@ -45,8 +45,9 @@ class StageContext:
     on_play: Callable[[str, Sequence[Pairing]], None] | None = None  # told each stage's pairings first
     on_batch: Callable[[str, pa.Table], None] | None = None  # told each batch played (not read back)
     #: submit tasks only into slots no other stage uses (``Executor.run``'s ``idle_only``): work
-    #: that fills the gaps of the stages running beside it, never queued ahead of theirs
-    idle_only: bool = False
+    #: that fills the gaps of the stages running beside it, never queued ahead of theirs (a
+    #: function: while it returns true, asked before each task)
+    idle_only: IdleOnly = False
 
     @property
     def run_folder(self) -> StorePath:
@@ -66,7 +67,7 @@ class StageContext:
             recorder = self._recorder(stage)
 
             def run(todo: Sequence[BatchSpec], whole: bool) -> Iterable[tuple[BatchSpec, pa.Table]]:
-                return self.executor.run(todo, recorder, idle_only=True)
+                return self.executor.run(todo, recorder, idle_only=self.idle_only)
         return play_pairings(self.executor, self.output_root, self.run_id, stage, self.variant, pairings,
                              self.run_seed, self.batch_size, self.ply_cap, self.deck, self.progress,
                              stage_seeds=True, on_task=self._recorder(stage),
@@ -85,8 +86,8 @@ class StageContext:
 
         def run(todo: Sequence[BatchSpec], whole: bool) -> Iterable[tuple[BatchSpec, pa.Table]]:
             if not whole or not todo:
-                return self.executor.run(todo, recorder)
-            tables, out = self.executor.run_then(todo, fn, args, recorder)
+                return self.executor.run(todo, recorder, idle_only=self.idle_only)
+            tables, out = self.executor.run_then(todo, fn, args, recorder, idle_only=self.idle_only)
             value.append(out)
             return zip(todo, tables, strict=True)
 

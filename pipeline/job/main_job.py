@@ -34,6 +34,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import posixpath
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,7 +44,13 @@ import pyarrow as pa
 
 from engine.bench import run_bench
 from engine.variants import get_variant
-from pipeline.calibration.method import play_product_curves, run_calibration, warm_blunder_rate
+from pipeline.calibration.method import (
+    EasyPlayed,
+    play_easy,
+    play_product_curves,
+    run_calibration,
+    warm_blunder_rate,
+)
 from pipeline.config.job_sections import (
     calibrate_section,
     export_section,
@@ -422,7 +429,7 @@ def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: A
             _log_ladder(tracker, ladder, ctx.run_folder)
         summary.lines.append(f"{ladder_summary(ladder)} ({source})")
         printer.log(summary.lines[-1])
-    ahead = _Ahead(config, ctx, stages)
+    ahead = _Ahead(config, ctx, stages, storage, printer)
     try:
         _tune_and_calibrate(config, ctx, stages, storage, tracker, summary, printer, step, ahead)
     finally:
@@ -458,8 +465,9 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
             window = "" if in_flight == opt.parallel_trials else f" (W = {opt.parallel_trials})"
             step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {in_flight} in flight at "
                          f"most{window}, then an SPRT of the best")
-            ahead.start()  # the product's own games fill the slots the trials leave idle
+            ahead.start()  # the product's own games and Easy's fill the slots the trials leave idle
             _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
+            ahead.release()  # the calibration waits for them now
         if printer.clock is not None:
             printer.clock.finish("tune")
     weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
@@ -470,33 +478,54 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
                                  [g for g in printer.clock.plan if g.startswith("calibrate")])
         step("calibrate", f"curves on {cal.openings} openings, {cal.easy_trials} Easy trials, validation on "
                           f"{cal.validation_openings} fresh openings")
-        _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer, ahead.future)
+        _run_calibrate_stage(config, ctx, weights, storage, tracker, summary, printer, ahead)
         if printer.clock is not None:
             printer.clock.finish("calibrate")
 
 
 class _Ahead:
-    """The calibration's pairings between the product's own levels (they need no tuned weights),
-    played from the start of the tuning in the slots its trials and SPRT leave idle (``idle_only``)
-    when the job runs both stages; the calibration's curves wait for them and read their batches
-    back."""
+    """The calibration's work that needs no tuned weights, played from the start of the tuning
+    when the job runs both stages: the pairings between the product's own levels, and Easy's
+    study and axis (Easy plays the product Easy's weights). While the tuning runs they take only
+    the slots its trials and SPRT leave idle (``idle_only``); from :meth:`release` on, when the
+    calibration waits for them, they go at full speed. The calibration reads their batches and
+    Easy's finished trials back."""
 
-    def __init__(self, config: RunConfig, ctx: Any, stages: tuple[str, ...]) -> None:
-        self.config, self.ctx, self.stages = config, ctx, stages
+    def __init__(self, config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: Any,
+                 printer: ProgressPrinter) -> None:
+        self.config, self.ctx, self.stages, self.storage, self.printer = config, ctx, stages, storage, printer
         self.future: cf.Future[pa.Table] | None = None
+        self.easy: cf.Future[EasyPlayed] | None = None
+        self.easy_study: Any = None
         self._pool: cf.ThreadPoolExecutor | None = None
+        self._released = threading.Event()
+
+    def _idle_only(self) -> bool:
+        return not self._released.is_set()
 
     def start(self) -> None:
-        ctx = self.ctx
+        ctx, config = self.ctx, self.config
         if ("calibrate" not in self.stages or self.future is not None
                 or read_result(ctx.run_folder / "calibrate" / "result.json") is not None):
             return
-        self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
-        self.future = self._pool.submit(play_product_curves, replace(ctx, on_play=None, idle_only=True),
-                                        calibrate_section(self.config))
+        section = calibrate_section(config)
+        gated = replace(ctx, on_play=None, idle_only=self._idle_only)
+        self._pool = cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="ahead")
+        self.future = self._pool.submit(play_product_curves, gated, section)
+        studies = _open_studies(config, self.storage, ctx.run_folder, [CALIBRATE_STUDY])
+        self.easy_study = studies[CALIBRATE_STUDY]
+        self.printer.log(f"calibrate: Easy's weakening mix, {section.easy_trials} Optuna trials, ahead in "
+                         "the slots the tuning leaves idle")
+        self.easy = self._pool.submit(play_easy, gated, section, self.easy_study, self.printer.log,
+                                      trial_window(config), optuna_section(config).trials_in_flight or None)
+
+    def release(self) -> None:
+        """The tuning has ended: what is still to play goes ahead of nothing, at full speed."""
+        self._released.set()
 
     def close(self) -> None:
         """Wait for the games still playing (their batch files stay for a resume)."""
+        self.release()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
@@ -557,15 +586,18 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
 
 def _run_calibrate_stage(config: RunConfig, ctx: Any, weights: dict[str, float], storage: Any,
                          tracker: Any, summary: JobSummary, printer: ProgressPrinter,
-                         ahead: cf.Future[pa.Table] | None = None) -> None:
+                         ahead: _Ahead | None = None) -> None:
     """The calibrate stage run (Easy's trials, then a level run per level result), then on the job
     run: the levels' level-named metrics, the levels table and the level-ladder PNG."""
-    study = _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY]
+    study = (ahead.easy_study if ahead is not None and ahead.easy_study is not None
+             else _open_studies(config, storage, ctx.run_folder, [CALIBRATE_STUDY])[CALIBRATE_STUDY])
     with tracker.named_run("calibrate", params=_section_params(config, "calibrate"),
                            tags=_stage_tags("calibrate", study)):
         outcome = run_calibration(ctx, calibrate_section(config), weights, study, tracker=tracker,
                                   log=printer.log, window=trial_window(config),
-                                  in_flight=optuna_section(config).trials_in_flight or None, ahead=ahead)
+                                  in_flight=optuna_section(config).trials_in_flight or None,
+                                  ahead=None if ahead is None else ahead.future,
+                                  easy_ahead=None if ahead is None else ahead.easy)
         tracker.log_artifact(ctx.run_folder / "calibrate" / "result.json")
         results = calibration_results(outcome)
         _log_levels(tracker, results, "calibrate")

@@ -140,6 +140,11 @@ def test_called_work_runs_on_a_worker_and_keeps_its_error(smoke_config, tmp_path
         assert table.select(keep).equals(local[spec].select(keep))
 
 
+def _row_count(games: pa.Table) -> int:
+    """A computation after a task's games (sent to the worker by name)."""
+    return int(games.num_rows)
+
+
 def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                monkeypatch) -> None:
     """``run(idle_only=True)`` (the product's games played beside the tuning) submits nothing while
@@ -191,6 +196,21 @@ def test_idle_work_waits_and_side_by_side_runs_share_the_queue(smoke_config, tmp
         wide = dict(executor.run(specs))
         assert max(counts) == 6
         assert count_out(-4) == 0
+
+        # work played ahead behind a gate: while the gate says so it waits for an idle slot, even
+        # in one task with a computation (run_then); the gate opened, it goes at once
+        gate = threading.Event()
+        count_out(2)  # every slot taken by others, for good
+        then: list[tuple[list[pa.Table], int]] = []
+        gated = threading.Thread(target=lambda: then.append(executor.run_then(
+            specs[:1], _row_count, (), idle_only=lambda: not gate.is_set())))
+        gated.start()
+        clock.sleep(executor_module.IDLE_GRACE_SECONDS + 1.0)
+        assert then == [] and count_out(0) == 2
+        gate.set()
+        gated.join(timeout=300)
+        assert not gated.is_alive() and then[0][1] == then[0][0][0].num_rows > 0
+        assert count_out(-2) == 0
     finally:
         executor.close()
     local = dict(InProcessExecutor().run(specs))
