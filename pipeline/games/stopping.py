@@ -30,6 +30,17 @@ def request_stop() -> None:
     _stop.set()
 
 
+def stop_requested() -> bool:
+    """Whether a stop has been requested and not lifted yet."""
+    return _stop.is_set()
+
+
+def lift_stop() -> None:
+    """Lift a stop requested for some threads only, once they have stopped (see
+    :func:`stop_on_interrupt` for the flag's life in a run)."""
+    _stop.clear()
+
+
 def check_stop() -> None:
     """Raise :class:`StopRequested` if a stop was requested."""
     if _stop.is_set():

@@ -69,6 +69,7 @@ from pipeline.games.schedule_tasks import TASKS_FILE, write_task_rows
 from pipeline.games.selfplay import check_run_folder, manifest
 from pipeline.games.sizing import NOMINAL_NODES_PER_SECOND
 from pipeline.games.stage import StageContext, read_result
+from pipeline.games.stopping import lift_stop, request_stop, stop_requested
 from pipeline.games.storage import run_dir, write_json
 from pipeline.games.storage_fs import StorePath
 from pipeline.games.storage_repair import replay_damaged
@@ -432,6 +433,9 @@ def _job_stages(config: RunConfig, ctx: Any, stages: tuple[str, ...], storage: A
     ahead = _Ahead(config, ctx, stages, storage, printer)
     try:
         _tune_and_calibrate(config, ctx, stages, storage, tracker, summary, printer, step, ahead)
+    except BaseException:
+        ahead.abandon()  # the job fails now, not after the work played ahead has finished
+        raise
     finally:
         ahead.close()
     if "export" in stages or "report" in stages:
@@ -528,6 +532,18 @@ class _Ahead:
         self.release()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """The job is failing: the work played ahead stops at its next look between tasks (as
+        on Ctrl-C; its finished batch files stay for a resume), then the stop is lifted again
+        unless it was a Ctrl-C's."""
+        if self._pool is None:
+            return
+        interrupted = stop_requested()
+        request_stop()
+        self._pool.shutdown(wait=True)
+        if not interrupted:
+            lift_stop()
 
 
 class _Steps:

@@ -628,3 +628,43 @@ def test_ctrl_c_during_the_calibration_ends_the_job_promptly(tmp_path: Path) -> 
     assert "interrupted (finished batches are kept; rerun with --resume)" in err
     assert waited < 20, f"the job took {waited:.0f} s to stop after Ctrl-C"
     assert not list(out.glob("*/calibrate/result.json"))
+
+
+def test_a_failed_tuning_stops_the_work_played_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The product's curves play ahead beside the tuning; when the tuning fails the job must
+    fail at once, stopping them, not after they have played to the end, and lift the stop so
+    nothing later in the process is stopped by it."""
+    import threading
+
+    from pipeline.games import stopping
+    from pipeline.job import main_job
+
+    started, stopped = threading.Event(), threading.Event()
+
+    def curves_for_a_minute(ctx: Any, section: Any) -> Any:  # a long stage played ahead
+        started.set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                stopping.check_stop()
+            except stopping.StopRequested:
+                stopped.set()
+                raise
+            time.sleep(0.01)
+        raise AssertionError("the curves played ahead were never stopped")
+
+    def failing_tuning(*args: Any, **kwargs: Any) -> None:
+        assert started.wait(30), "the curves never started ahead of the tuning"
+        raise ValueError("the tuning broke")
+
+    monkeypatch.setattr(main_job, "play_product_curves", curves_for_a_minute)
+    monkeypatch.setattr(main_job, "play_easy", lambda *args, **kwargs: None)
+    monkeypatch.setattr(main_job, "_run_tune_stage", failing_tuning)
+    began = time.monotonic()
+    code = main(["run", str(TINY), "--output", str(tmp_path / "out"), "--no-progress",
+                 "--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"])
+    waited = time.monotonic() - began
+    assert code == 2 and "the tuning broke" in capsys.readouterr().err
+    assert stopped.is_set() and waited < 45, f"the job took {waited:.0f} s to fail"
+    assert not stopping.stop_requested()
