@@ -149,13 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", default=None,
                         help="extend this deck's openings (default: the start position)")
     parser.add_argument("--name", default=None, help="deck file name (default: the variant)")
-    parser.add_argument("--output", type=Path, default=DATA_DIR)
+    parser.add_argument("--output", type=Path, default=DATA_DIR,
+                        help="existing folder for the deck file <name>.json (default: the project's decks)")
     args = parser.parse_args(argv)
+    if not args.output.is_dir():  # before the generation, which can take minutes
+        print(f"error: --output {str(args.output)!r} is not an existing folder", file=sys.stderr)
+        return 2
     try:
         recipe = DeckRecipe(args.variant, args.seed, args.plies, args.count, args.search_depth,
                             args.max_abs_score, args.max_tries, args.base, args.name)
         path = write_deck(generate_deck(recipe), args.output, recipe.name)
-    except (ValueError, RuntimeError) as err:
+    except (ValueError, RuntimeError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"wrote {path} ({args.count} openings)")

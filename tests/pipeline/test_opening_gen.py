@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from engine.board import Board
 from engine.fen import parse_fen
 from engine.variants import get_variant
-from pipeline.games.opening_gen import DeckRecipe, generate_deck
+from pipeline.games.opening_gen import DeckRecipe, generate_deck, main
 from pipeline.games.openings import load_deck, validate_deck
 
 RECIPE = DeckRecipe("suicide", seed=7, plies=4, count=6, search_depth=2, max_abs_score=60,
@@ -35,3 +39,16 @@ def test_shipped_generated_decks_load() -> None:
     for variant, minimum in (("suicide", 100), ("international", 100)):
         deck = load_deck(variant)
         assert len(deck) >= minimum
+
+
+def test_a_missing_output_folder_is_one_line_before_generating(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-folder"
+    code = main(["suicide", "--count", "2", "--search-depth", "2", "--output", str(missing)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "--output" in err and str(missing) in err and "Traceback" not in err
+    assert not missing.exists()
+    assert main(["suicide", "--count", "2", "--search-depth", "2", "--plies", "4", "--max-abs-score", "60",
+                 "--name", "two", "--output", str(tmp_path)]) == 0
+    assert (tmp_path / "two.json").is_file()
