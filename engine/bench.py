@@ -8,23 +8,33 @@ one variant's rules or evaluation invalidates exactly that variant's profiles. T
 every position is the signature of the whole engine (``python -m engine bench``). Every
 position gets a fresh searcher with default weights, a fixed transposition table size,
 quiescence on, no weakening and a node budget that never binds, and is searched twice: with
-late-move reductions off and on (the ``reductions`` knob), so a change to either search
-changes the signature.
+late-move reductions off and on (the ``reductions`` knob). Then a short game is played from it,
+:data:`BENCH_GAME_PLIES` plies two plies shallower, each side searching with its own table kept
+across its moves (the ``tt_keep`` knob), so a change to any of these searches changes the
+signature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine.errors import DraughtsError
 from engine.features import default_weights, weight_vector
 from engine.params import PARAM_INDEX
 from engine.variants import Variant, get_variant
 
+if TYPE_CHECKING:
+    from engine.board import Board
+    from engine.search import Searcher
+
 BENCH_TT_LOG2 = 16
 BENCH_NODE_BUDGET = int(PARAM_INDEX["node_budget"].high)  # high enough never to bind here
 MAX_BENCH_DEPTH = int(PARAM_INDEX["max_depth"].high)
+#: plies of each position's game with the table kept, searched this much shallower than the position
+BENCH_GAME_PLIES = 4
+BENCH_GAME_SHALLOWER = 2
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,7 @@ class BenchRow:
     score: int
     best: str | None  # PDN text of the best move
     reductions: bool  # searched with late-move reductions
+    kept: bool = False  # a ply of the position's game, the side's table kept across its moves
 
 
 @dataclass(frozen=True)
@@ -102,17 +113,42 @@ class BenchResult:
 
 def _bench_one(entry: BenchPosition, depth: int, reductions: bool) -> BenchRow:
     from engine.board import Board
-    from engine.player import find_move
     from engine.search import Searcher
 
     board = Board(entry.variant, entry.fen)
+    weights = weight_vector(default_weights(board.variant))
+    searcher = Searcher(board.variant, weights, depth, BENCH_NODE_BUDGET, True, BENCH_TT_LOG2, reductions)
+    return _row(board, searcher, depth, reductions, kept=False)
+
+
+def _bench_game(entry: BenchPosition, depth: int) -> list[BenchRow]:
+    """The position's game: each ply searched by its side's searcher, whose table keeps its own
+    earlier searches of the game, the best move played."""
+    from engine.board import Board
+    from engine.search import Searcher
+
+    board = Board(entry.variant, entry.fen)
+    weights = weight_vector(default_weights(board.variant))
+    sides = [Searcher(board.variant, weights, depth, BENCH_NODE_BUDGET, True, BENCH_TT_LOG2, tt_keep=True)
+             for _ in range(2)]
+    rows: list[BenchRow] = []
+    for ply in range(BENCH_GAME_PLIES):
+        if board.outcome() is not None:
+            break
+        row = _row(board, sides[ply % 2], depth, False, kept=True)
+        rows.append(row)
+        board.push_text(row.best or "")
+    return rows
+
+
+def _row(board: Board, searcher: Searcher, depth: int, reductions: bool, *, kept: bool) -> BenchRow:
+    from engine.player import find_move
+
     variant = board.variant
-    searcher = Searcher(variant, weight_vector(default_weights(variant)), depth, BENCH_NODE_BUDGET,
-                        True, BENCH_TT_LOG2, reductions)
     result = searcher.search(board.position)
     move = None if result.best is None else find_move(board, result.best, variant.distinct_capture_orders)
-    return BenchRow(variant.name, entry.fen, depth, result.nodes, result.seconds, result.score,
-                    None if move is None else move.pdn, reductions)
+    return BenchRow(variant.name, board.fen(), depth, result.nodes, result.seconds, result.score,
+                    None if move is None else move.pdn, reductions, kept)
 
 
 def bench_positions(variant: Variant | str) -> tuple[BenchPosition, ...]:
@@ -136,10 +172,13 @@ def run_bench(depth: int | None = None, variants: Iterable[Variant | str] | None
         if not entries:
             raise DraughtsError(f"bench: no variant chosen, got {chosen!r}")
     _bench_one(entries[0], 1, False)  # warm-up: load or compile the kernel outside the timing
-    rows = tuple(_bench_one(entry, entry.depth if depth is None else depth, reductions)
-                 for entry in entries for reductions in (False, True))
+    rows: list[BenchRow] = []
+    for entry in entries:
+        own = entry.depth if depth is None else depth
+        rows.extend(_bench_one(entry, own, reductions) for reductions in (False, True))
+        rows.extend(_bench_game(entry, max(1, own - BENCH_GAME_SHALLOWER)))
     seconds = sum(row.seconds for row in rows)
-    return BenchResult(rows, sum(row.nodes for row in rows), seconds)
+    return BenchResult(tuple(rows), sum(row.nodes for row in rows), seconds)
 
 
 def bench_signature(variant: Variant | str) -> int:

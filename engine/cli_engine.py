@@ -295,7 +295,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         }))
         return EXIT_OK
     for row in result.rows:
-        print(f"{row.variant:<14} depth {row.depth:>2}{' lmr' if row.reductions else '    '}  "
+        mark = " lmr " if row.reductions else " keep" if row.kept else "     "
+        print(f"{row.variant:<14} depth {row.depth:>2}{mark}  "
               f"nodes {row.nodes:>10}  best {row.best or '-':<8} "
               f"score {row.score:>6}  {row.fen}")
     print(f"Total time (s)  : {result.seconds:.3f}")

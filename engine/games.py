@@ -46,6 +46,7 @@ from engine.kernel.games import (
     P_QUIESCENCE,
     P_REDUCTIONS,
     P_SIZE,
+    P_TT_KEEP,
     P_TT_MASK,
     play_games,
 )
@@ -80,6 +81,7 @@ class GamePlayer:
     weakening: Weakening
     reductions: bool = False
     partial_iterations: bool = False
+    tt_keep: bool = False
 
     @classmethod
     def from_level(cls, level: LevelProfile) -> GamePlayer:
@@ -87,7 +89,7 @@ class GamePlayer:
         return cls(level.max_depth, level.node_budget, level.quiescence, level.tt_log2,
                    tuple(float(w) for w in level.weight_array()),
                    Weakening(level.random_move_prob, level.noise_sigma, level.top_k, level.temperature),
-                   level.reductions, level.partial_iterations)
+                   level.reductions, level.partial_iterations, level.tt_keep)
 
     @classmethod
     def uniform_random(cls) -> GamePlayer:
@@ -149,8 +151,10 @@ class GameRunner:
             self._settings[i, P_TT_MASK] = (1 << p.tt_log2) - 1
             self._settings[i, P_REDUCTIONS] = int(p.reductions)
             self._settings[i, P_PARTIAL] = int(p.partial_iterations)
+            self._settings[i, P_TT_KEEP] = int(p.tt_keep)
         self._weights = np.array([p.weights for p in self.players], dtype=np.float64)
-        self._tts = np.zeros((count, 1 << max(p.tt_log2 for p in self.players), 4), dtype=np.int64)
+        # one table per colour (play_game), sized for the largest player
+        self._tts = np.zeros((2, 1 << max(p.tt_log2 for p in self.players), 4), dtype=np.int64)
         self._moves = np.zeros((MAX_PLY, MV_SIZE, SEARCH_MOVE_CAPACITY), dtype=np.int64)
         self._frames = new_scratch()
         self._ctx = np.zeros(C_SIZE, dtype=np.int64)

@@ -114,6 +114,10 @@ PARAMS: tuple[Param, ...] = (
           "when the node budget ends an iteration early, play a root move it already found better "
           "than the last finished iteration's best",
           direction="stronger", log_scale=False, tunable=False),
+    Param("tt_keep", "search", "bool", False, 0, 1,
+          "keep the transposition table across a game's moves: a search also uses what this "
+          "player's earlier searches in the same game stored (a new game starts empty)",
+          direction="stronger", log_scale=False, tunable=False),
     Param("tt_log2", "search", "int", 18, 10, 24,
           "transposition table size as a power of two entries (memory bound: 32 bytes each)",
           direction="none", log_scale=False, tunable=False),

@@ -6,6 +6,15 @@ a counter-based stream keyed by (seed, ply count, position). Replaying a game wi
 seed gives the same moves, and one Player can serve many games. The search itself is
 deterministic too (node budget, no clock; its transposition table is generation-tagged, so
 earlier searches do not leak into later ones).
+
+With ``tt_keep`` a search also uses what the player's searches at its earlier turns of the same
+game stored, as in the batch game runner: each side has its own searcher and table. A move must
+still depend only on the game so far and the seed, so the Player keeps a scope per side: the game
+(its set-up and moves) up to the last position it decided for that side. Asked at that side's
+next turn of that game, it searches on in the scope; asked the same position again, it gives the
+same answer; asked anything else (a new game, a move taken back, a game it joins late), it opens
+a new scope and first decides that side's earlier positions of the game again, so the table
+holds what it would have held.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from engine.features import N_FEATURES
 from engine.move import Move
 from engine.position import Position
 from engine.profile import LevelProfile
-from engine.variants import Variant
+from engine.variants import Color, Variant
 
 if TYPE_CHECKING:
     from engine.board import Board
@@ -45,6 +54,14 @@ class ChosenMove:
     pv: tuple[Move, ...]
 
 
+def _continues(scope: _Scope, start: str, moves: tuple[Move, ...]) -> bool:
+    """Whether the game ``moves`` from ``start`` goes on from the scope's, to a later turn of the
+    same side."""
+    done = len(scope.moves)
+    return (scope.start == start and len(moves) > done and (len(moves) - done) % 2 == 0
+            and moves[:done] == scope.moves)
+
+
 def _raw_key(raw: RawMove, with_path: bool) -> MoveKey:
     return (int(raw.from_bit), int(raw.to_bit), int(raw.captured), tuple(raw.path) if with_path else ())
 
@@ -64,6 +81,16 @@ def game_history(board: Board) -> list[Position]:
     return positions
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What a side's ``tt_keep`` searcher's table holds: that side's decisions in one game (set up
+    from ``start``) up to the position after ``moves``, where it chose ``chosen``."""
+
+    start: str
+    moves: tuple[Move, ...]
+    chosen: ChosenMove
+
+
 class Player:
     """Plays one :class:`~engine.profile.LevelProfile`; reusable across moves and games."""
 
@@ -74,22 +101,25 @@ class Player:
             raise DraughtsError(f"seed must be a non-negative integer, got {seed!r}")
         self.level = level
         self.seed = seed
-        self._searcher: Searcher | None = None
+        self._searchers: dict[Color, Searcher] = {}
+        self._scopes: dict[Color, _Scope] = {}
 
     @property
     def profile_hash(self) -> str:
         return self.level.profile_hash()
 
-    def searcher(self) -> Searcher:
-        """The level's searcher, built on first use (compiles/loads the kernel)."""
-        if self._searcher is None:
+    def searcher(self, side: Color = Color.WHITE) -> Searcher:
+        """The level's searcher, built on first use (compiles/loads the kernel). With ``tt_keep``
+        each side has its own (its table holds that side's searches only); else ``side`` is moot."""
+        key = side if self.level.tt_keep else Color.WHITE
+        if key not in self._searchers:
             from engine.search import Searcher
 
             lv = self.level
-            self._searcher = Searcher(lv.variant, lv.weight_array(), lv.max_depth, lv.node_budget,
-                                      lv.quiescence, lv.tt_log2, lv.reductions,
-                                      lv.partial_iterations)
-        return self._searcher
+            self._searchers[key] = Searcher(lv.variant, lv.weight_array(), lv.max_depth, lv.node_budget,
+                                            lv.quiescence, lv.tt_log2, lv.reductions,
+                                            lv.partial_iterations, lv.tt_keep)
+        return self._searchers[key]
 
     @property
     def weakening(self) -> Weakening:
@@ -106,13 +136,43 @@ class Player:
             raise DraughtsError(
                 f"a {self.level.variant.name} level cannot play a {board.variant.name} board {board.fen()!r}"
             )
-        decision = self.searcher().decide(board.position, game_history(board), board.quiet_plies,
+        if not self.level.tt_keep:
+            return self._choose(board, started)
+        side = board.turn
+        start, moves = board.start_fen(counters=True), tuple(board.move_stack)
+        scope = self._scopes.get(side)
+        if scope is not None and (scope.start, scope.moves) == (start, moves):
+            return scope.chosen  # the same position again: the same answer
+        done = len(scope.moves) if scope is not None and _continues(scope, start, moves) else None
+        if done is None:
+            self.searcher(side).new_game()
+        self._replay(board, len(moves) % 2 if done is None else done + 2)
+        chosen = self._choose(board, started)
+        self._scopes[side] = _Scope(start, moves, chosen)
+        return chosen
+
+    def _choose(self, board: Board, started: float) -> ChosenMove:
+        decision = self.searcher(board.turn).decide(board.position, game_history(board), board.quiet_plies,
                                           board.ply, self.seed, self.weakening, board.endgame_count)
         if decision.move is None:
             raise DraughtsError(f"no legal move in position {board.fen()!r}")
         pv = self._to_moves(board, decision.pv, board.variant.distinct_capture_orders)
         return ChosenMove(pv[0], decision.score, decision.depth, decision.nodes,
                           time.perf_counter() - started, decision.random, pv)
+
+    def _replay(self, board: Board, first: int) -> None:
+        """Decide again at plies ``first``, ``first + 2``, ... before ``board``'s position (this
+        side's earlier turns not yet in the scope), so the table holds what they stored."""
+        moves = board.move_stack
+        if first >= len(moves):
+            return
+        walker = board.copy()
+        for _ in range(len(moves) - first):
+            walker.pop()
+        for ply in range(first, len(moves)):
+            if (ply - first) % 2 == 0:
+                self._choose(walker, time.perf_counter())
+            walker.push(moves[ply])
 
     def _to_moves(self, board: Board, line: Sequence[RawMove], with_path: bool) -> tuple[Move, ...]:
         """Map the search's raw moves to the Board's legal Moves, walking a copy of the board."""

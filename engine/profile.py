@@ -199,6 +199,7 @@ class LevelProfile:
     quiescence: bool
     reductions: bool
     partial_iterations: bool
+    tt_keep: bool
     tt_log2: int
     noise_sigma: float
     random_move_prob: float

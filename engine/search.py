@@ -1,4 +1,9 @@
-"""Python face of the search kernel: a reusable ``Searcher`` and its ``SearchResult``."""
+"""Python face of the search kernel: a reusable ``Searcher`` and its ``SearchResult``.
+
+A searcher's table is scoped: each search ignores what earlier searches stored unless
+``tt_keep`` is on, and then it uses what the searches since the last :meth:`Searcher.new_game`
+stored (the game's earlier moves), never anything from before it.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from engine.kernel.decide import (
 from engine.kernel.movegen import MV_SIZE, RawMove, _raw_move, legal_moves, new_scratch
 from engine.kernel.search import (
     C_BUDGET,
+    C_GAME_GEN,
     C_GEN,
     C_HASHES,
     C_HIST_BASE,
@@ -40,6 +46,7 @@ from engine.kernel.search import (
     C_QUIESCENCE,
     C_REDUCTIONS,
     C_SIZE,
+    C_TT_KEEP,
     C_TT_MASK,
     MAX_GAME_HISTORY,
     MAX_PLY,
@@ -106,7 +113,7 @@ class Searcher:
 
     def __init__(self, variant: Variant, weights: npt.NDArray[np.float64], max_depth: int,
                  node_budget: int, quiescence: bool, tt_log2: int, reductions: bool = False,
-                 partial_iterations: bool = False) -> None:
+                 partial_iterations: bool = False, tt_keep: bool = False) -> None:
         if weights.shape != (N_FEATURES,):
             raise ValueError(f"expected {N_FEATURES} weights, got shape {weights.shape}")
         if not 1 <= max_depth <= MAX_PLY // 2:
@@ -128,9 +135,15 @@ class Searcher:
         self._ctx[C_REDUCTIONS] = 1 if reductions else 0
         self._ctx[C_PARTIAL_ROOT] = 1 if partial_iterations else 0
         self._ctx[C_TT_MASK] = (1 << tt_log2) - 1
+        self._ctx[C_TT_KEEP] = 1 if tt_keep else 0
+        self.new_game()
         self._root_scores = np.zeros(SEARCH_MOVE_CAPACITY, dtype=np.int64)
         self._result = np.zeros(5, dtype=np.int64)
         self._out = np.zeros(O_SIZE, dtype=np.int64)
+
+    def new_game(self) -> None:
+        """Start a new scope: with ``tt_keep`` the next searches use nothing stored before now."""
+        self._ctx[C_GAME_GEN] = self._ctx[C_GEN] + 1
 
     def _load_history(self, history: Sequence[Position]) -> None:
         recent = list(history)[-MAX_GAME_HISTORY:]

@@ -10,7 +10,9 @@ expired small-endgame draw count (:mod:`engine.kernel.endgame`), the quiet-ply l
 ply cap.
 
 Each search opens a new transposition-table generation and resets its killer and history
-tables, so nothing carries over between moves or games.
+tables, so nothing carries over between moves or games, except that a player with ``tt_keep``
+uses the table entries of its own earlier searches in the same game (every game opens a new
+scope, so games never leak into each other).
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from engine.kernel.endgame import endgame_expired, endgame_next
 from engine.kernel.movegen import MV_CAP, MV_FROM, MV_PROMO, MV_SIZE, MV_TO, generate, make
 from engine.kernel.search import (
     C_BUDGET,
+    C_GAME_GEN,
+    C_GEN,
     C_HASHES,
     C_HIST_BASE,
     C_PARTIAL_ROOT,
     C_QUIESCENCE,
     C_REDUCTIONS,
+    C_TT_KEEP,
     C_TT_MASK,
     MAX_GAME_HISTORY,
     position_hash,
@@ -51,7 +56,8 @@ P_QUIESCENCE = 1
 P_TT_MASK = 2
 P_REDUCTIONS = 3
 P_PARTIAL = 4
-P_SIZE = 5
+P_TT_KEEP = 5
+P_SIZE = 6
 
 # slots of a game's summary
 G_PLIES = 0
@@ -81,12 +87,15 @@ def play_game(
     """Play one game to its end from the given position; returns its number of plies.
 
     ``seeds[c]`` and ``players[c]`` are the seed and player index of colour ``c`` (0 White,
-    1 Black); player ``p`` has ``knobs[p]``, ``settings[p]`` (``P_*``), ``weights[p]`` and the
-    table ``tts[p]``. Move ``i`` goes to ``log[i]`` (the generator's move fields), the outcome to
-    ``summary`` (``G_*``). ``ply_cap`` must not exceed ``log``'s rows.
+    1 Black); player ``p`` has ``knobs[p]``, ``settings[p]`` (``P_*``) and ``weights[p]``; colour
+    ``c`` searches with the table ``tts[c]`` (so with ``tt_keep`` a side keeps only its own earlier
+    searches of this game, as a player of one side does, even when one player plays both). Move
+    ``i`` goes to ``log[i]`` (the generator's move fields), the outcome to ``summary`` (``G_*``).
+    ``ply_cap`` must not exceed ``log``'s rows.
     """
     for i in range(G_SIZE):
         summary[i] = 0
+    ctx[C_GAME_GEN] = ctx[C_GEN] + 1  # the game's first search takes the next generation
     limit = tab[R_QUIET_LIMIT]
     hist = np.zeros((limit + 1, 3), dtype=np.uint64)  # positions since the last irreversible move
     hashes = np.zeros(limit + 1, dtype=np.int64)
@@ -138,8 +147,9 @@ def play_game(
         ctx[C_TT_MASK] = settings[p, P_TT_MASK]
         ctx[C_REDUCTIONS] = settings[p, P_REDUCTIONS]
         ctx[C_PARTIAL_ROOT] = settings[p, P_PARTIAL]
+        ctx[C_TT_KEEP] = settings[p, P_TT_KEEP]
         n = decide(white, black, kings, side, quiet, eg_rule, eg_left, road_rule, road_left, ply, seeds[side],
-                   knobs[p], tab, weights[p], moves, frames, tts[p], ctx, root_scores, result, out)
+                   knobs[p], tab, weights[p], moves, frames, tts[side], ctx, root_scores, result, out)
         if n <= 0:
             end = END_ERROR
             break

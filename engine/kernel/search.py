@@ -4,7 +4,10 @@ budget, in-search draws (repetition, the quiet-ply limit and the small-endgame c
 
 Deterministic: no clocks, no randomness; the node budget is the only limit
 besides depth. The transposition table carries a generation number, so stale
-entries from earlier searches are ignored without clearing the table.
+entries from earlier searches are ignored without clearing the table; with ``tt_keep`` on
+(``ctx[C_TT_KEEP]``), the entries of the game's earlier searches count too (generations from
+``ctx[C_GAME_GEN]`` on), so a move's search starts from what the last ones learnt. Every store
+replaces the slot's entry, so entries outside the scope never change a search.
 
 ``_negamax`` recurses; numba can only cache a recursive function safely when
 it has an explicit signature and every recursive call matches it exactly, so
@@ -52,6 +55,8 @@ C_ITER_DEPTH = 8
 C_SELDEPTH = 9
 C_REDUCTIONS = 10  # 1: late-move reductions on
 C_PARTIAL_ROOT = 11  # 1: an aborted iteration's better root move is played
+C_TT_KEEP = 12  # 1: the table entries of this game's earlier searches count too (``tt_keep``)
+C_GAME_GEN = 13  # the generation of the game's first search (the scope ``tt_keep`` keeps from)
 C_KILLERS = 16  # [MAX_PLY * 2] move keys
 C_HISTORY = C_KILLERS + 2 * MAX_PLY  # [2 * 64 * 64] history scores by side, from, to
 C_PVLEN = C_HISTORY + 2 * 64 * 64  # [MAX_PLY]
@@ -143,6 +148,15 @@ def _mate_to_tt(score: int, ply: int) -> int:
 
 
 @njit(inline="always", cache=True)
+def _live_entry(entry_gen: int, ctx: npt.NDArray[np.int64]) -> bool:
+    """Whether an entry of generation ``entry_gen`` counts: this search's, or with ``tt_keep`` one
+    of the game's earlier searches."""
+    if entry_gen == ctx[C_GEN]:
+        return True
+    return bool(ctx[C_TT_KEEP] != 0 and ctx[C_GAME_GEN] <= entry_gen <= ctx[C_GEN])
+
+
+@njit(inline="always", cache=True)
 def _mate_from_tt(score: int, ply: int) -> int:
     if score >= MATE_BOUND:
         return score - ply
@@ -228,7 +242,7 @@ def _negamax(
     # Nodes one ply above the leaves gain little from the table but pay a cache
     # miss for it, so the table is used from depth 2 up.
     use_tt = depth >= TT_MIN_DEPTH
-    if use_tt and tt[slot, 0] == h and (tt[slot, 3] >> 20) == ctx[C_GEN]:
+    if use_tt and tt[slot, 0] == h and _live_entry(tt[slot, 3] >> 20, ctx):
         tt_move = tt[slot, 1]
         tt_depth = (tt[slot, 3] >> 2) & 0x3FFFF
         if tt_depth >= depth:

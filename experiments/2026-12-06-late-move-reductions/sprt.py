@@ -89,13 +89,15 @@ def main() -> int:
     parser.add_argument("--elo1", type=float, default=25.0)
     parser.add_argument("--max-pairs", type=int, default=1200)
     parser.add_argument("--chunk", type=int, default=40)
+    parser.add_argument("--first", type=int, default=0, help="skip the deck's first FIRST openings")
     add_run_arguments(parser)
     args = parser.parse_args()
 
     variant = load_profile(args.profile).variant.name
-    openings = deck_openings(args.deck)
+    openings = deck_openings(args.deck)[args.first :]
     if len(openings) < args.max_pairs:
-        raise SystemExit(f"{args.deck}: {len(openings)} openings, fewer than --max-pairs {args.max_pairs}")
+        raise SystemExit(f"{args.deck}: {len(openings)} openings after the first {args.first}, fewer than "
+                         f"--max-pairs {args.max_pairs}")
     change = _change(args.change)
     base = _change(args.base)
     cand = _player(args.profile, args.level, args.node_budget, change, "candidate")
@@ -131,7 +133,8 @@ def main() -> int:
     summary = {
         "variant": variant, "profile": str(args.profile), "level": args.level,
         "node_budget": args.node_budget,
-        "change": change, "base": base, "deck": str(args.deck), "elo0": args.elo0, "elo1": args.elo1,
+        "change": change, "base": base, "deck": str(args.deck), "first": args.first,
+        "elo0": args.elo0, "elo1": args.elo1,
         "decision": result.decision.value, "llr": result.llr, "bounds": [result.lower, result.upper],
         "pairs": int(result.n), "match": match_score_json(score), "median_max_depth_per_game": depth,
         "wall_seconds": round(time.time() - started, 1), "workers": args.workers, "trail": trail,

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.bench import BENCH_POSITIONS, bench_positions, bench_signature, run_bench
+from engine.bench import (
+    BENCH_GAME_PLIES,
+    BENCH_GAME_SHALLOWER,
+    BENCH_POSITIONS,
+    BENCH_TT_LOG2,
+    bench_positions,
+    bench_signature,
+    run_bench,
+)
 from engine.board import Board
 from engine.errors import DraughtsError
 from engine.profile import load_profile
@@ -31,9 +39,11 @@ def test_signature_repeats_and_depth_override() -> None:
     second = run_bench(depth=4)
     assert first.nodes == second.nodes == first.signature == sum(row.nodes for row in first.rows)
     assert [row.best for row in first.rows] == [row.best for row in second.rows]
-    assert all(row.depth == 4 and row.best is not None for row in first.rows)
-    assert len(first.rows) == 2 * len(BENCH_POSITIONS)  # each position without and with reductions
-    assert [row.reductions for row in first.rows] == [False, True] * len(BENCH_POSITIONS)
+    assert all(row.best is not None for row in first.rows)
+    # each position without and with reductions, then its game with the tables kept, shallower
+    per_position = [(4, False, False), (4, True, False)] + [(2, False, True)] * BENCH_GAME_PLIES
+    passes = [(row.depth, row.reductions, row.kept) for row in first.rows]
+    assert passes == per_position * len(BENCH_POSITIONS)
     assert first.seconds > 0 and first.nps > 0
     assert run_bench(depth=5).nodes > first.nodes
 
@@ -47,7 +57,25 @@ def test_bad_depth(depth: int) -> None:
 def test_default_bench_repeats() -> None:
     first, second = run_bench(), run_bench()
     assert first.signature == second.signature
-    assert [row.depth for row in first.rows] == [entry.depth for entry in BENCH_POSITIONS for _ in range(2)]
+    assert [row.depth for row in first.rows] == [
+        depth for entry in BENCH_POSITIONS
+        for depth in [entry.depth] * 2 + [entry.depth - BENCH_GAME_SHALLOWER] * BENCH_GAME_PLIES]
+
+
+def test_the_bench_games_keep_their_tables() -> None:
+    """A game's later plies searched by a fresh searcher count other nodes: the kept entries are
+    part of the signature."""
+    from engine.features import default_weights, weight_vector
+    from engine.search import Searcher
+
+    rows = [row for row in run_bench(variants=["english"]).rows if row.kept]
+    changed = 0
+    for row in rows:
+        board = Board("english", row.fen)
+        fresh = Searcher(board.variant, weight_vector(default_weights(board.variant)), row.depth, 10**9, True,
+                         BENCH_TT_LOG2).search(board.position)
+        changed += fresh.nodes != row.nodes
+    assert changed >= len(rows) // 2
 
 
 def test_signatures_are_per_variant() -> None:
@@ -56,7 +84,8 @@ def test_signatures_are_per_variant() -> None:
     assert sum(every.signatures.values()) == every.signature
     for variant in variant_names():
         alone = run_bench(depth=4, variants=[variant])
-        assert [row.variant for row in alone.rows] == [variant] * 2 * len(bench_positions(variant))
+        assert [row.variant for row in alone.rows] == [variant] * (2 + BENCH_GAME_PLIES) * len(
+            bench_positions(variant))
         assert alone.signatures == {variant: alone.signature} and alone.signature == every.signatures[variant]
     pair = run_bench(depth=4, variants=["checkers", get_variant("suicide")])  # aliases and Variants
     assert pair.signatures == {"english": every.signatures["english"], "suicide": every.signatures["suicide"]}

@@ -34,7 +34,8 @@ def test_names_are_unique_and_grouped() -> None:
 def test_declared_directions_scales_and_tunability() -> None:
     direction = {p.name: p.direction for p in PARAMS}
     assert direction == {"max_depth": "stronger", "node_budget": "stronger", "quiescence": "stronger",
-                         "reductions": "stronger", "partial_iterations": "stronger", "tt_log2": "none",
+                         "reductions": "stronger", "partial_iterations": "stronger", "tt_keep": "stronger",
+                         "tt_log2": "none",
                          "noise_sigma": "weaker",
                          "random_move_prob": "weaker", "top_k": "weaker", "temperature": "weaker"}
     assert [p.name for p in PARAMS if p.log_scale] == ["node_budget"]
