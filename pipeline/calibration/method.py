@@ -429,7 +429,9 @@ def middlegame_positions(table: pa.Table, variant: str, limit: int) -> list[Boar
 
 
 def median_depth(player: PathPlayer, positions: Sequence[Board]) -> float | None:
-    """Median completed search depth of the level's unweakened search over ``positions``."""
+    """Median completed search depth of the level's unweakened search over ``positions``; with
+    ``tt_keep``, the depth it reaches in a game (the Player first decides its side's earlier
+    turns of each position's game, so its table holds what they stored)."""
     if not positions:
         return None
     searcher = Player(player.level.unweakened(), seed=0)

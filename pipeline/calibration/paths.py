@@ -36,10 +36,13 @@ EASY_SPACE: Mapping[str, tuple[float, float]] = {
     "temperature": (0.0, 300.0),
 }
 #: Search knobs that an SPRT at equal nodes per move proved stronger, per variant (the tests are in
-#: experiments/2026-12-06-late-move-reductions/). Hard's path turns them on in that variant; every
-#: other level, and every variant not listed, keeps the search the product plays today.
+#: experiments/2026-12-06-late-move-reductions/ and experiments/2026-12-07-table-keep/). Hard's path
+#: turns them on in that variant; every other level, and every variant not listed, keeps the
+#: search the product plays today.
 PROVEN_SEARCH: Mapping[str, Mapping[str, bool]] = {
     "brazilian": {"reductions": True, "partial_iterations": True},
+    "russian": {"tt_keep": True},
+    "international": {"tt_keep": True},
 }
 _OFF = {"noise_sigma": 0.0, "random_move_prob": 0.0, "top_k": 0, "temperature": 0.0}
 #: decimals a sampled mix value keeps, so the level measured is the level a profile file holds
