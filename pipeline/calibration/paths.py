@@ -40,7 +40,8 @@ EASY_SPACE: Mapping[str, tuple[float, float]] = {
 #: turns them on in that variant; every other level, and every variant not listed, keeps the
 #: search the product plays today.
 PROVEN_SEARCH: Mapping[str, Mapping[str, bool]] = {
-    "brazilian": {"reductions": True, "partial_iterations": True},
+    "english": {"tt_keep": True},
+    "brazilian": {"reductions": True, "partial_iterations": True, "tt_keep": True},
     "russian": {"tt_keep": True},
     "international": {"tt_keep": True},
 }

@@ -185,7 +185,9 @@ def test_only_hard_gets_the_search_changes_proven_in_its_variant() -> None:
     english_hard = hard_player("english", WEIGHTS, 200_000).level
     for level in (medium, easy, english_hard, product_levels("brazilian").level("hard")):
         assert (level.reductions, level.partial_iterations) == (False, False), level.level
-    for variant in ("russian", "international"):  # the table kept across a game's moves
+    suicide = default_weights(get_variant("suicide"))
+    assert not hard_player("suicide", suicide, 200_000).level.tt_keep  # never tested for suicide
+    for variant in ("english", "brazilian", "russian", "international"):  # the table kept
         weights = default_weights(get_variant(variant))
         assert hard_player(variant, weights, 200_000).level.tt_keep
         assert not medium_player(variant, weights, 0.0).level.tt_keep
@@ -298,7 +300,7 @@ def test_bridges_need_no_rating_of_an_interpolated_medium() -> None:
         assert elo == sorted(elo) and 1 <= len(elo) <= 2
 
 
-@pytest.mark.parametrize("variant", ["english", "suicide"])
+@pytest.mark.parametrize("variant", ["suicide"])
 def test_hard_on_the_products_weights_is_known_to_be_the_products_hard(variant: str) -> None:
     product = product_levels(variant)
     weights = dict(product.level("hard").weights)
@@ -308,7 +310,7 @@ def test_hard_on_the_products_weights_is_known_to_be_the_products_hard(variant: 
     assert not hard_is_the_products(variant, tuned, product)
 
 
-@pytest.mark.parametrize("variant", ["russian", "international"])
+@pytest.mark.parametrize("variant", ["english", "russian", "international"])
 def test_a_proven_search_change_sets_hard_apart_on_the_products_weights(variant: str) -> None:
     product = product_levels(variant)
     assert not hard_is_the_products(variant, dict(product.level("hard").weights), product)
