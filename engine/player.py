@@ -36,7 +36,7 @@ from engine.variants import Color, Variant
 if TYPE_CHECKING:
     from engine.board import Board
     from engine.kernel.movegen import RawMove
-    from engine.search import Searcher, Weakening
+    from engine.search import Decision, Searcher, Weakening
 
 MoveKey = tuple[int, int, int, tuple[int, ...]]
 
@@ -151,9 +151,12 @@ class Player:
         self._scopes[side] = _Scope(start, moves, chosen)
         return chosen
 
+    def _decide(self, board: Board) -> Decision:
+        return self.searcher(board.turn).decide(board.position, game_history(board), board.quiet_plies,
+                                                board.ply, self.seed, self.weakening, board.endgame_count)
+
     def _choose(self, board: Board, started: float) -> ChosenMove:
-        decision = self.searcher(board.turn).decide(board.position, game_history(board), board.quiet_plies,
-                                          board.ply, self.seed, self.weakening, board.endgame_count)
+        decision = self._decide(board)
         if decision.move is None:
             raise DraughtsError(f"no legal move in position {board.fen()!r}")
         pv = self._to_moves(board, decision.pv, board.variant.distinct_capture_orders)
@@ -171,7 +174,7 @@ class Player:
             walker.pop()
         for ply in range(first, len(moves)):
             if (ply - first) % 2 == 0:
-                self._choose(walker, time.perf_counter())
+                self._decide(walker)  # only what it stores in the table matters
             walker.push(moves[ply])
 
     def _to_moves(self, board: Board, line: Sequence[RawMove], with_path: bool) -> tuple[Move, ...]:
