@@ -262,6 +262,13 @@ class TuneSection:
     sprt_step_pairs: int = setting(20, doc="pairs per SPRT step", check=between(1, 100_000))
     sprt_max_pairs: int = setting(200, doc="SPRT stops here undecided ('inconclusive': seed weights kept)",
                                   check=between(1, 1_000_000))
+    depth_nodes: int = setting(
+        0, doc="when the SPRT accepts, a second SPRT of the same weights against the seed's, both on "
+               "Hard's search path at this many nodes per move; the levels play the tuned weights only "
+               "if it accepts too (0: no such check)",
+        check=lambda v: None if v == 0 or 1_000 <= v <= 20_000_000 else "must be 0 or in [1000, 20000000]")
+    depth_max_pairs: int = setting(400, doc="the depth SPRT stops here undecided (seed weights kept)",
+                                   check=between(1, 1_000_000))
     texel: bool = setting(False, doc="first fit the weights to the ladder games' results (Texel) and "
                                      "enqueue that point as the study's first trial")
     texel_max_positions: int = setting(100_000, doc="quiet positions the Texel fit uses at most",

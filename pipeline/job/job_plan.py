@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from engine.variants import get_variant
 from pipeline.calibration.blunder_checks import shares
+from pipeline.calibration.depth_check import DEPTH_STAGE, depth_specs
 from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
     BRIDGE_STEPS,
@@ -71,8 +72,9 @@ def exact_plan(stage: str, variant: str, pairings: Sequence[Pairing],
 def tune_plan(variant: str, weights: Mapping[str, float], section: TuneSection, trials_left: int,
               ply_cap: int, in_flight: int, batch_size: int, deck: Sequence[Opening],
               task_seconds: float) -> list[PlannedGames]:
-    """Every trial playing all its pairs, and the SPRT to its cap (an upper bound); ``in_flight``
-    trials at once, each step as many tasks as its batches pack into (``task_seconds``)."""
+    """Every trial playing all its pairs, and the SPRT (and the depth SPRT) to its cap (an upper
+    bound); ``in_flight`` trials at once, each step as many tasks as its batches pack into
+    (``task_seconds``)."""
     seed = tuning_spec(variant, SEED_NAME, weights, section)
     candidate = tuning_spec(variant, "t0000", weights, section)
 
@@ -89,6 +91,10 @@ def tune_plan(variant: str, weights: Mapping[str, float], section: TuneSection, 
     sprt_width = step_width(f"{TUNE_DIR}/confirm", section.sprt_step_pairs)
     out.append(planned(f"{TUNE_DIR}/confirm", variant, candidate, seed, 2 * section.sprt_max_pairs, ply_cap,
                        sprt_width))
+    if section.depth_nodes:  # the second SPRT, at Hard's depth, to its cap
+        deep, deep_seed = depth_specs(variant, weights, weights, section.depth_nodes)
+        out.append(planned(DEPTH_STAGE, variant, deep, deep_seed, 2 * section.depth_max_pairs, ply_cap,
+                           step_width(DEPTH_STAGE, section.sprt_step_pairs)))
     return out
 
 

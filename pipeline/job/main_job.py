@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from engine.bench import run_bench
 from engine.variants import get_variant
+from pipeline.calibration.depth_check import DEPTH_FILE, depth_line, level_weights, run_depth_check
 from pipeline.calibration.method import (
     EasyPlayed,
     play_easy,
@@ -113,7 +114,7 @@ from pipeline.tuning.studies import (
     quiet_optuna,
     wilcoxon_pruner,
 )
-from pipeline.tuning.weights import run_tune, seed_weights, tuned_weights
+from pipeline.tuning.weights import run_tune, seed_weights
 
 STAGES = ("ladder", "tune", "calibrate", "export", "report")
 JOB_LOG = "job.log"  # the libraries' log records (MLflow, Ray), in the run folder
@@ -323,7 +324,7 @@ def _eta_hooks(config: RunConfig, ctx: StageContext, clock: JobClock, printer: P
             for group in CHOICE_GROUPS:  # ended: a plan of theirs the estimate missed is not to come
                 clock.finish(group)
         elif stage == CURVES_GROUP:
-            weights = tuned_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
+            weights = level_weights(ctx.run_folder, ctx.variant, job(config).seed_profile)
             collector = CurveGames(ctx.variant, weights, calibrate_section(config), ctx.ply_cap)
             for table in early:
                 collector.add(stage, table)
@@ -350,7 +351,7 @@ def _job_plan(config: RunConfig, ctx: StageContext, stages: tuple[str, ...]) -> 
                          opt.trials_in_flight or opt.parallel_trials, ctx.batch_size, ctx.deck,
                          j.task_seconds)
     if "calibrate" in stages and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
-        out += calibrate_plan(ctx.variant, tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile),
+        out += calibrate_plan(ctx.variant, level_weights(ctx.run_folder, ctx.variant, j.seed_profile),
                               calibrate_section(config), ctx.ply_cap)
     if "export" in stages:
         out.append(export_plan())
@@ -468,13 +469,14 @@ def _tune_and_calibrate(config: RunConfig, ctx: Any, stages: tuple[str, ...], st
             in_flight = opt.trials_in_flight or opt.parallel_trials
             window = "" if in_flight == opt.parallel_trials else f" (W = {opt.parallel_trials})"
             step("tune", f"{opt.n_trials} Optuna trials of {section.pairs} pairs, {in_flight} in flight at "
-                         f"most{window}, then an SPRT of the best")
+                         f"most{window}, then an SPRT of the best"
+                         f"{' (and one at depth)' if section.depth_nodes else ''}")
             ahead.start()  # the product's own games and Easy's fill the slots the trials leave idle
             _run_tune_stage(config, ctx, section, storage, tracker, summary, printer)
             ahead.release()  # the calibration waits for them now
         if printer.clock is not None:
             printer.clock.finish("tune")
-    weights = tuned_weights(ctx.run_folder, ctx.variant, j.seed_profile)
+    weights = level_weights(ctx.run_folder, ctx.variant, j.seed_profile)
     if "calibrate" in stages:
         cal = calibrate_section(config)
         if printer.clock is not None and read_result(ctx.run_folder / "calibrate" / "result.json") is None:
@@ -596,6 +598,29 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
         line += (f" (SPRT [{t.elo0:g}, {t.elo1:g}] LLR {t.llr:.2f} in [{t.lower:.2f}, "
                  f"{t.upper:.2f}] after {t.pairs} pairs, Elo {t.elo:+.0f} "
                  f"[{t.elo_ci[0]:+.0f}, {t.elo_ci[1]:+.0f}])")
+    summary.lines.append(line)
+    printer.log(line)
+    if section.depth_nodes:
+        _run_depth_check(ctx, section, result, tracker, summary, printer)
+
+
+def _run_depth_check(ctx: Any, section: Any, tune: Any, tracker: Any, summary: JobSummary,
+                     printer: ProgressPrinter) -> None:
+    """The tuned weights' second SPRT, at Hard's depth (:mod:`pipeline.calibration.depth_check`),
+    tracked as the stage run ``tune-depth``."""
+    params = {"tune.depth_nodes": section.depth_nodes, "tune.depth_max_pairs": section.depth_max_pairs}
+    line = "tune at depth: not played (the tuning kept the seed weights)"
+    if tune.accepted:
+        with tracker.named_run("tune-depth", params=params, tags=_stage_tags("tune-depth")):
+            check = run_depth_check(ctx, section, tune)
+            assert check is not None  # an accepted tuning with a depth budget is checked
+            t = check.sprt
+            tracker.log_metrics({"accepted": float(check.accepted), "sprt_llr": t.llr,
+                                 "sprt_pairs": float(t.pairs), "sprt_elo": t.elo,
+                                 "sprt_elo_ci_low": t.elo_ci[0], "sprt_elo_ci_high": t.elo_ci[1]})
+            tracker.set_tags({"decision": t.decision})
+            tracker.log_artifact(ctx.run_folder / DEPTH_FILE)
+            line = depth_line(check)
     summary.lines.append(line)
     printer.log(line)
 

@@ -1,6 +1,7 @@
 """The run report: the level table (markdown + JSON) and PNG plots, from the run folder alone.
 
-Reads ``tune/result.json`` and ``calibrate/result.json``; needs no MLflow. Writes into
+Reads ``tune/result.json``, ``tune/depth-check.json`` (when played) and ``calibrate/result.json``;
+needs no MLflow. Writes into
 ``<run folder>/report/``: ``levels.md``, ``levels.json``, ``levels.png`` (the level ladder: the chosen
 levels beside the product's levels on one scale, with their targets), ``curves.png`` (Hard's and
 Medium's strength curves), ``easy_trials.png`` (Easy's blunder rate per trial),
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.profile import LEVEL_NAMES
+from pipeline.calibration.depth_check import DEPTH_FILE, DepthCheck, depth_line, read_depth_check
 from pipeline.calibration.outcome import CalibrationOutcome
 from pipeline.games.stage import read_result, write_result
 from pipeline.games.storage_fs import StorePath, store_path
@@ -46,7 +48,8 @@ class Report:
     files: tuple[StorePath, ...]
 
 
-def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
+def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None,
+                   depth: DepthCheck | None = None) -> str:
     """The level table, the claims and Easy's trade-off, as markdown."""
     lines = [
         f"Scale: score-based Elo, {outcome.anchor} held at {outcome.anchor_elo:g}; 95 % CIs are bootstrap "
@@ -134,6 +137,8 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None) -> str:
                          f"{check.games} games, predicted {check.predicted_score:.3f} ({verdict})")
     if tune is not None:
         lines += ["", f"Weight tuning: {tune.decision} (accepted: {tune.accepted})."]
+    if depth is not None:
+        lines += ["", f"Weight tuning at Hard's depth: {depth_line(depth).removeprefix('tune at depth: ')}."]
     return "\n".join(lines) + "\n"
 
 
@@ -214,6 +219,10 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
         tune = read_tune(run / "tune" / "result.json")
     except RecordError as err:
         raise ReportError(f"tune/result.json in {str(run)!r}: {err}") from None
+    try:
+        depth = read_depth_check(run)
+    except RecordError as err:
+        raise ReportError(f"{DEPTH_FILE} in {str(run)!r}: {err}") from None
     raw = read_result(run / "calibrate" / "result.json")
     if raw is None:
         raise ReportError(f"no calibrate/result.json in {str(run)!r}: nothing to report yet")
@@ -238,7 +247,7 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
                     chosen=None if tune.best is None else numbers.index(tune.best.number),
                 )
             )
-    table = markdown_table(outcome, tune)
+    table = markdown_table(outcome, tune, depth)
     write_result(
         out / "levels.json",
         {
@@ -247,6 +256,7 @@ def write_report(run_folder: str | Path | StorePath) -> Report:
             "claims": [c.to_json() for c in outcome.claims],
             "product_elo": {k: list(v) for k, v in outcome.product_elo.items()},
             "tune_decision": None if tune is None else tune.decision,
+            "tune_depth_decision": None if depth is None else depth.sprt.decision,
         },
     )
     files.append(out / "levels.json")

@@ -54,7 +54,7 @@ from pipeline.tuning.texel import TexelSeed, run_texel
 TUNE_DIR = "tune"
 TEXEL_FILE = "tune/texel.json"
 SEED_NAME = "seed"
-TUNE_STREAM, CONFIRM_STREAM = 0, 1
+TUNE_STREAM, CONFIRM_STREAM, DEPTH_STREAM = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -157,14 +157,17 @@ def _finite(x: float, limit: float = 2000.0) -> float:
     return float(max(-limit, min(limit, x))) if not math.isnan(x) else 0.0
 
 
-def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: TuneSection) -> SprtSummary:
-    """SPRT of ``spec`` against the seed on fresh openings, in steps, up to the pair cap."""
+def confirm(ctx: StageContext, name: str, spec: str, seed_spec: str, section: TuneSection, *,
+            stage: str = f"{TUNE_DIR}/confirm", stream: int = CONFIRM_STREAM,
+            max_pairs: int | None = None) -> SprtSummary:
+    """SPRT of ``spec`` against the seed on fresh openings (opening ``stream``), in steps of
+    ``sprt_step_pairs``, up to ``max_pairs`` (default ``sprt_max_pairs``); games under ``stage``."""
     scores: list[float] = []
     result = None
-    for start in range(0, section.sprt_max_pairs, section.sprt_step_pairs):
-        count = min(section.sprt_step_pairs, section.sprt_max_pairs - start)
-        table = ctx.play(f"{TUNE_DIR}/confirm", [Pairing(spec, seed_spec, count, start=start,
-                                                         stream=CONFIRM_STREAM)])
+    cap = section.sprt_max_pairs if max_pairs is None else max_pairs
+    for start in range(0, cap, section.sprt_step_pairs):
+        count = min(section.sprt_step_pairs, cap - start)
+        table = ctx.play(stage, [Pairing(spec, seed_spec, count, start=start, stream=stream)])
         scores += candidate_scores(table, name)[1].tolist()
         counts = pentanomial_counts(np.asarray(scores))
         result = sprt(counts, section.sprt_elo0, section.sprt_elo1, section.sprt_alpha, section.sprt_beta,

@@ -152,6 +152,20 @@ def test_the_tuning_is_as_wide_as_its_packed_tasks_not_its_batch_files() -> None
     assert plans[0].games == 2 * tune.pairs * 5
 
 
+def test_the_depth_sprt_is_planned_to_its_cap_on_hards_path() -> None:
+    """russian.toml checks the tuned weights at depth: the plan holds that SPRT's games too, at
+    Hard's cost per game (far above a tuning game's), so the ETA does not miss them."""
+    config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "russian.toml"))
+    j, tune, opt = job(config), tune_section(config), optuna_section(config)
+    assert tune is not None and tune.depth_nodes == 50_000
+    deck = load_deck(j.variant, part=j.deck_part, name=j.deck)
+    plans = tune_plan(j.variant, default_weights(get_variant(j.variant)), tune, 0, j.ply_cap,
+                      opt.parallel_trials, j.batch_size, deck, j.task_seconds)
+    confirm, depth = plans
+    assert depth.group == "tune/depth" and depth.games == 2 * tune.depth_max_pairs
+    assert depth.seconds_per_game > 5 * confirm.seconds_per_game
+
+
 def test_a_stage_group_starting_its_games_replaces_its_stand_ins() -> None:
     config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
     section = calibrate_section(config)
