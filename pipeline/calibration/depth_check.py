@@ -25,7 +25,7 @@ from pipeline.games.storage import Root
 from pipeline.games.storage_fs import joined
 from pipeline.jsonrecord import Fields
 from pipeline.tuning.results import RESULT_FILE, SprtSummary, TuneResult, read_tune
-from pipeline.tuning.weights import DEPTH_STREAM, TUNE_DIR, confirm, seed_weights
+from pipeline.tuning.weights import DEPTH_STREAM, TUNE_DIR, confirm, tuned_weights
 
 DEPTH_FILE = f"{TUNE_DIR}/depth-check.json"
 DEPTH_STAGE = f"{TUNE_DIR}/depth"
@@ -86,19 +86,15 @@ def run_depth_check(ctx: StageContext, section: TuneSection, tune: TuneResult) -
 def level_weights(run_folder: Root, variant: str, seed_profile: str | None) -> dict[str, float]:
     """The weights the levels play: the tuning's when its SPRT accepted them and the depth check,
     if one was played, accepted them too; else the seed weights."""
-    tune = read_tune(joined(run_folder, RESULT_FILE))
-    if tune is None:
-        return seed_weights(variant, seed_profile)
     check = read_depth_check(run_folder)
-    if check is not None and not check.accepted:
-        return dict(tune.seed_weights)
-    return dict(tune.weights)
+    if check is None or check.accepted:
+        return tuned_weights(run_folder, variant, seed_profile)
+    tune = read_tune(joined(run_folder, RESULT_FILE))
+    assert tune is not None  # a check is played only after the tuning's result is written
+    return dict(tune.seed_weights)
 
 
 def depth_line(check: DepthCheck) -> str:
-    """One line for the job's summary and log."""
-    t = check.sprt
+    """The check in words, for the job's summary, its log and the report."""
     kept = "the levels play the tuned weights" if check.accepted else "the levels play the seed weights"
-    return (f"tune at depth: {t.decision} at {check.nodes} nodes a move (SPRT [{t.elo0:g}, {t.elo1:g}] LLR "
-            f"{t.llr:.2f} in [{t.lower:.2f}, {t.upper:.2f}] after {t.pairs} pairs, Elo {t.elo:+.0f} "
-            f"[{t.elo_ci[0]:+.0f}, {t.elo_ci[1]:+.0f}]); {kept}")
+    return f"{check.sprt.decision} at {check.nodes} nodes a move ({check.sprt.describe()}); {kept}"

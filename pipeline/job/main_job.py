@@ -595,9 +595,7 @@ def _run_tune_stage(config: RunConfig, ctx: Any, section: Any, storage: Any, tra
     line = f"tune: {result.decision}"
     t = result.sprt
     if t is not None:
-        line += (f" (SPRT [{t.elo0:g}, {t.elo1:g}] LLR {t.llr:.2f} in [{t.lower:.2f}, "
-                 f"{t.upper:.2f}] after {t.pairs} pairs, Elo {t.elo:+.0f} "
-                 f"[{t.elo_ci[0]:+.0f}, {t.elo_ci[1]:+.0f}])")
+        line += f" ({t.describe()})"
     summary.lines.append(line)
     printer.log(line)
     if section.depth_nodes:
@@ -614,13 +612,10 @@ def _run_depth_check(ctx: Any, section: Any, tune: Any, tracker: Any, summary: J
         with tracker.named_run("tune-depth", params=params, tags=_stage_tags("tune-depth")):
             check = run_depth_check(ctx, section, tune)
             assert check is not None  # an accepted tuning with a depth budget is checked
-            t = check.sprt
-            tracker.log_metrics({"accepted": float(check.accepted), "sprt_llr": t.llr,
-                                 "sprt_pairs": float(t.pairs), "sprt_elo": t.elo,
-                                 "sprt_elo_ci_low": t.elo_ci[0], "sprt_elo_ci_high": t.elo_ci[1]})
-            tracker.set_tags({"decision": t.decision})
+            tracker.log_metrics({"accepted": float(check.accepted), **check.sprt.metrics()})
+            tracker.set_tags({"decision": check.sprt.decision})
             tracker.log_artifact(ctx.run_folder / DEPTH_FILE)
-            line = depth_line(check)
+            line = f"tune at depth: {depth_line(check)}"
     summary.lines.append(line)
     printer.log(line)
 

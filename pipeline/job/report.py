@@ -138,7 +138,7 @@ def markdown_table(outcome: CalibrationOutcome, tune: TuneResult | None,
     if tune is not None:
         lines += ["", f"Weight tuning: {tune.decision} (accepted: {tune.accepted})."]
     if depth is not None:
-        lines += ["", f"Weight tuning at Hard's depth: {depth_line(depth).removeprefix('tune at depth: ')}."]
+        lines += ["", f"Weight tuning at Hard's depth: {depth_line(depth)}."]
     return "\n".join(lines) + "\n"
 
 

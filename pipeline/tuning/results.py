@@ -90,6 +90,17 @@ class SprtSummary:
     elo: float
     elo_ci: tuple[float, float]
 
+    def describe(self) -> str:
+        """``SPRT [elo0, elo1] LLR x in [lower, upper] after n pairs, Elo e [low, high]``."""
+        return (f"SPRT [{self.elo0:g}, {self.elo1:g}] LLR {self.llr:.2f} in [{self.lower:.2f}, "
+                f"{self.upper:.2f}] after {self.pairs} pairs, Elo {self.elo:+.0f} "
+                f"[{self.elo_ci[0]:+.0f}, {self.elo_ci[1]:+.0f}]")
+
+    def metrics(self) -> dict[str, float]:
+        """The test as MLflow metrics on its stage run."""
+        return {"sprt_llr": self.llr, "sprt_pairs": float(self.pairs), "sprt_elo": self.elo,
+                "sprt_elo_ci_low": self.elo_ci[0], "sprt_elo_ci_high": self.elo_ci[1]}
+
     def to_json(self) -> dict[str, Any]:
         return {"decision": self.decision, "llr": self.llr, "lower": self.lower, "upper": self.upper,
                 "pairs": self.pairs, "elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha,

@@ -231,8 +231,7 @@ def _log_result(tracker: Any, result: TuneResult, folder: StorePath) -> None:
         tracker.tag_trial(result.best.number, {"chosen": "true"})
     test = result.sprt
     if test is not None:
-        metrics.update(sprt_llr=test.llr, sprt_pairs=float(test.pairs), sprt_elo=test.elo,
-                       sprt_elo_ci_low=test.elo_ci[0], sprt_elo_ci_high=test.elo_ci[1])
+        metrics.update(test.metrics())
     tracker.log_metrics(metrics)
     tracker.set_tags({"decision": result.decision})
     tracker.log_artifact(folder / RESULT_FILE)
