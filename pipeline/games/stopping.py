@@ -6,6 +6,11 @@ so without this a job kept playing for as long as its longest stage had left. In
 :func:`stop_on_interrupt` a Ctrl-C also sets a flag; the executors look at it between tasks (at
 most :data:`POLL_SECONDS` apart) and raise :class:`StopRequested` in their thread. Finished
 batch files are already on disk, so the same command with ``--resume`` continues the run.
+
+A few writes must not be cut in half by Ctrl-C (the Optuna journal's lock file, taken and
+released by renames, is left half-released by an interrupt between them): inside
+:func:`interrupts_held` an interrupt requests the stop at once but raises only when the block
+ends.
 """
 
 from __future__ import annotations
@@ -14,11 +19,23 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import FrameType
 
 POLL_SECONDS = 1.0  # how long a thread waiting for tasks goes without looking at the flag
 
 _stop = threading.Event()
+
+
+@dataclass
+class _Hold:
+    """The main thread's open :func:`interrupts_held` blocks and whether one interrupt waits."""
+
+    depth: int = 0
+    pending: bool = False
+
+
+_hold = _Hold()
 
 
 class StopRequested(KeyboardInterrupt):
@@ -58,6 +75,9 @@ def stop_on_interrupt() -> Iterator[None]:
 
     def on_interrupt(signum: int, frame: FrameType | None) -> None:
         request_stop()
+        if _hold.depth:
+            _hold.pending = True
+            return
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, on_interrupt) if main else None
@@ -67,3 +87,20 @@ def stop_on_interrupt() -> Iterator[None]:
         if main:
             signal.signal(signal.SIGINT, previous)
         _stop.clear()
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold a Ctrl-C that arrives inside until the block ends, then raise it. Signals reach the
+    main thread only, so in any other thread this does nothing (none can arrive there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _hold.depth += 1
+    try:
+        yield
+    finally:
+        _hold.depth -= 1
+        if not _hold.depth and _hold.pending:
+            _hold.pending = False
+            raise KeyboardInterrupt

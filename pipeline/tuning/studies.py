@@ -58,6 +58,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from engine.features import FEATURES
 from engine.params import PARAMS
+from pipeline.games.stopping import interrupts_held
 
 JOURNAL_PATH = Path("optuna") / "journal.log"
 WEIGHT_PREFIX = "weight."
@@ -133,7 +134,17 @@ def make_storage(storage: str | None, run_dir: str | Path | None = None) -> Base
         return RDBStorage(storage, engine_kwargs=_engine_kwargs(storage))
     path = Path(storage)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return JournalStorage(JournalFileBackend(str(path)))
+    return JournalStorage(_WholeWriteJournal(str(path)))
+
+
+class _WholeWriteJournal(JournalFileBackend):
+    """The journal file, each append finished before a Ctrl-C is raised. Optuna's lock file is
+    released by a rename then an unlink; an interrupt between them made the release raise
+    FileNotFoundError, which hid the interrupt and could leave the lock behind."""
+
+    def append_logs(self, logs: list[dict[str, Any]]) -> None:
+        with interrupts_held():
+            super().append_logs(logs)
 
 
 def check_storage(storage: str | None, run_dir: str | Path | None = None) -> BaseStorage:

@@ -11,7 +11,14 @@ import pytest
 from pipeline.games.executor import InProcessExecutor
 from pipeline.games.match import make_batch_spec
 from pipeline.games.openings import load_deck
-from pipeline.games.stopping import StopRequested, check_stop, request_stop, stop_on_interrupt
+from pipeline.games.stopping import (
+    StopRequested,
+    check_stop,
+    interrupts_held,
+    request_stop,
+    stop_on_interrupt,
+    stop_requested,
+)
 
 
 def _specs(n: int) -> list:  # type: ignore[type-arg]
@@ -72,3 +79,18 @@ def test_a_stop_requested_inside_does_not_outlive_the_run() -> None:
             check_stop()
     check_stop()  # cleared on the way out
     assert len(list(InProcessExecutor().run(_specs(2)))) == 2
+
+
+def test_ctrl_c_inside_a_held_block_is_raised_when_the_block_ends() -> None:
+    finished = []
+    with pytest.raises(KeyboardInterrupt), stop_on_interrupt():
+        with interrupts_held():
+            with interrupts_held():  # nested: raised at the outer end only
+                os.kill(os.getpid(), signal.SIGINT)
+                assert stop_requested()  # the other threads are told at once
+                finished.append("inner")
+            finished.append("outer")
+        finished.append("after")  # not reached: the interrupt is raised as the block ends
+    assert finished == ["inner", "outer"]
+    with stop_on_interrupt(), interrupts_held():
+        pass  # nothing is left pending for a later block

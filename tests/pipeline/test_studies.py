@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import shutil
 import signal
 import subprocess
@@ -26,6 +27,7 @@ from optuna.trial import TrialState
 
 from pipeline.config.run_config import parse_config
 from pipeline.config.tracking_sections import OptunaSection, optuna_section
+from pipeline.games.stopping import stop_on_interrupt
 from pipeline.tuning.studies import (
     ParamSpec,
     StorageUnavailable,
@@ -35,6 +37,7 @@ from pipeline.tuning.studies import (
     count_complete,
     default_storage,
     describe_storage,
+    make_storage,
     open_study,
     remaining_trials,
     report_pairs,
@@ -273,7 +276,7 @@ if __name__ == "__main__":
 
 
 def test_a_study_of_another_output_folder_is_refused_naming_both(tmp_path: Path) -> None:
-    from pipeline.tuning.studies import StudyOwnerError, check_owners, make_storage
+    from pipeline.tuning.studies import StudyOwnerError, check_owners
 
     url = f"sqlite:///{tmp_path}/shared.db"
     first = open_study("cfg-tune", url, run_seed=1, owner="/runs/a/cfg")
@@ -296,3 +299,26 @@ def test_a_study_of_another_output_folder_is_refused_naming_both(tmp_path: Path)
         study_name="orphan", storage=url).ask(), 1.0)
     with pytest.raises(StudyOwnerError, match="no recorded output folder"):
         check_owners(make_storage(url), ["orphan"], "/runs/b/cfg", "db")
+
+
+def test_ctrl_c_while_the_journal_releases_its_lock_is_an_interrupt(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Optuna releases the journal's lock by renaming the lock file then unlinking it; a Ctrl-C
+    just after the unlink made the release unlink again and raise FileNotFoundError, which
+    hid the interrupt (the job said "the run stopped" instead of "interrupted")."""
+    journal = tmp_path / "journal.log"
+    storage = make_storage(str(journal))
+    unlink = os.unlink
+
+    def unlink_then_interrupt(path: str) -> None:
+        unlink(path)
+        if str(path).endswith(".rename"):
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs as this call returns
+
+    monkeypatch.setattr(os, "unlink", unlink_then_interrupt)
+    with pytest.raises(KeyboardInterrupt) as caught, stop_on_interrupt():
+        storage.create_new_study([optuna.study.StudyDirection.MAXIMIZE], "held")
+    assert type(caught.value) is KeyboardInterrupt and caught.value.__context__ is None
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["journal.log"]  # no lock or rename file left
+    assert [s.study_name for s in make_storage(str(journal)).get_all_studies()] == ["held"]
