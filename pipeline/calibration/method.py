@@ -19,13 +19,18 @@ One run per variant (docs/calibration.md):
    (picking within a narrow window among noisy trials favours those whose estimate erred).
 4. **Choice.** One pooled score-based fit of every game so far (the product's Medium held at
    1500): Hard is the point at the product's budget; Easy the inversion of its axis at the
-   product's Easy; Medium the inversion of its curve at the midpoint of Easy and Hard.
-5. **Validation.** The three chosen levels play the product's levels and each other on the
-   validation openings; their claims (:mod:`pipeline.calibration.claims`) are judged on those
-   games alone. The exported Elo comes from one fit of every game of the run. Hard is always
-   the curve's point at the product's budget, so its pairing against the product's Hard (the
-   validation's dearest) is known before anything is fitted: it plays from the curves on, in
-   slots the other work leaves idle, with the batch ids and seeds the validation gives it.
+   product's Easy.
+5. **Validation**, on the validation openings, in two parts. First what needs no Medium: Easy
+   and Hard against their product levels and a chain of curve points linking Easy to Hard
+   (:func:`choose_ends`). Medium is then aimed at the midpoint of Easy and Hard as that chain
+   measures it (:func:`choose_medium_level`: the curves and the validation can disagree on how
+   far apart Easy and Hard are by more than Medium's tolerance, and the claim is judged on the
+   validation) and plays its own pairings. The claims (:mod:`pipeline.calibration.claims`) are
+   judged on the validation's games alone. The exported Elo comes from one fit of every game of
+   the run. Hard is always the curve's point at the product's budget, so its pairing against the
+   product's Hard (the validation's dearest) is known before anything is fitted: it plays from
+   the curves on, in slots the other work leaves idle, with the batch ids and seeds the
+   validation gives it.
 
 A pairing of two cheap players of which one is noisy (:func:`with_repeats`) plays each of its
 openings :data:`NOISY_REPEATS` times: its games cost next to nothing and every repeat is a new
@@ -44,6 +49,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from engine.board import Board
 from engine.games import GamePlayer
@@ -82,7 +88,14 @@ from pipeline.games.stage import (
 from pipeline.games.storage_fs import StorePath
 from pipeline.ratings.blunders import BlunderStats, blunder_rate, move_texts
 from pipeline.ratings.curve import fit_curve
-from pipeline.ratings.scale import ScaleFit, distinct_games, match_score, measured_groups, scale_from_games
+from pipeline.ratings.scale import (
+    MIN_BOOTSTRAP,
+    ScaleFit,
+    distinct_games,
+    match_score,
+    measured_groups,
+    scale_from_games,
+)
 from pipeline.tracking.plots import optimisation_history_plot
 from pipeline.tuning.inflight import run_trials
 from pipeline.tuning.studies import TrialWindow, complete_trials, space_from_engine, tell_trial
@@ -91,14 +104,14 @@ CAL_DIR = "calibrate"
 RESULT_FILE = "result.json"
 _DECK_TAG = 0x63616C69  # "cali": the opening split's stream
 _STREAM = 0  # every pairing of a stage plays the same openings
-BRIDGE_STEPS = 3  # a far-apart adjacent pair is validated in this many steps of about equal Elo
+CHAIN_STEPS = 6  # the validation links Easy to Hard in this many steps of about equal Elo
 NOISY_REPEATS = 16  # pairs per opening of a pairing of cheap players of which one is noisy
 #: decisions a blunder rate samples at most per player (deterministic, from the run seed): the
 #: repeated cheap pairings would otherwise make the checks grow with their games
 BLUNDER_SAMPLE = 20_000
 VALIDATION_STAGE = f"{CAL_DIR}/validation"
-#: the place of Hard against the product's Hard among the validation's pairings (choose_levels)
-HARD_VALIDATION = LEVEL_NAMES.index("hard")
+#: the place of Hard against the product's Hard among the validation's pairings (choose_ends)
+HARD_VALIDATION = 1
 CHECKS_STAGE = f"{CAL_DIR}/checks"  # the validation's checks: blunder rates (tasks), depths, tactics
 CHEAP_NODES = 5_000  # nominal nodes per move (pipeline.games.sizing) at most of a cheap player
 EASY_SCALES = (0.0, 0.4, 0.7, 1.0, 1.3, 1.6)  # Easy's axis: the chosen mix's weakening times these
@@ -201,7 +214,7 @@ def play_product_curves(ctx: StageContext, section: CalibrateSection) -> pa.Tabl
 
 
 def hard_validation_pairing(product: ProductLevels, curves: Curves, n_val: int) -> Pairing:
-    """The validation's Hard against the product's Hard (:func:`choose_levels`' pairing
+    """The validation's Hard against the product's Hard (:func:`choose_ends`' pairing
     :data:`HARD_VALIDATION`): Hard is the Hard curve's last point whatever the fit says."""
     return Pairing(curves.hard[-1].spec, product.spec("hard"), n_val, stream=_STREAM)
 
@@ -512,19 +525,29 @@ def run_calibration(
         easy_level, easy_elo, easy_note = _choose_easy_level(ctx.variant, easy_weights, easy, axis, fit,
                                                             _elo(fit, product.player("easy")))
         n_val = len(split.validation)
-        choice = choose_levels(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo,
-                               n_val)
-        if choice.pairings[HARD_VALIDATION] != hard_pairing:
+        ends = choose_ends(ctx.variant, weights, section, curves, fit, product, easy_level, easy_elo, n_val)
+        if ends.pairings[HARD_VALIDATION] != hard_pairing:
             raise RuntimeError(f"the validation's pairing {HARD_VALIDATION} is not the one played ahead: "
-                               f"{choice.pairings[HARD_VALIDATION]} != {hard_pairing}")
-        chosen, checked = choice.chosen, choice.checked
-        say(f"calibrate: chose easy {easy_level.name} ({easy_note}), medium {chosen['medium'].name} "
-            f"(target {choice.target:.0f}), hard {chosen['hard'].name}")
-        say(f"calibrate: validation on {n_val} fresh openings")
+                               f"{ends.pairings[HARD_VALIDATION]} != {hard_pairing}")
+        say(f"calibrate: chose easy {easy_level.name} ({easy_note}), hard {ends.hard.name}")
+        say(f"calibrate: validation on {n_val} fresh openings: Easy and Hard, and the chain between them "
+            f"({', '.join(p.name for p in ends.chain[1:-1]) or 'no curve point'})")
+        # the job's ETA is told the whole validation, Medium where the curves put the midpoint,
+        # until Medium's part starts
+        if val_ctx.on_play is not None:
+            guess = choose_medium_level(ctx.variant, weights, curves, fit, product, ends, None, n_val)
+            val_ctx.on_play(VALIDATION_STAGE, with_repeats(ctx.variant, guess.pairings))
         # beside Hard's games against the product's Hard, still playing ahead or played
+        first = with_repeats(ctx.variant, ends.pairings)
+        first_games = replace(val_ctx, on_play=None).play(VALIDATION_STAGE, first, leave=(HARD_VALIDATION,))
+        choice = choose_medium_level(ctx.variant, weights, curves, fit, product, ends,
+                                     chain_fit(first_games, ends, ctx.run_seed + 3), n_val)
+        chosen, checked = choice.chosen, choice.checked
+        say(f"calibrate: chose medium {chosen['medium'].name} (target {choice.target:.0f}); validation of "
+            "Medium")
         rest = val_ctx.play(VALIDATION_STAGE, with_repeats(ctx.variant, choice.pairings),
-                            leave=(HARD_VALIDATION,))
-        validation = pa.concat_tables([rest, hard_played.result()]).sort_by("game_id")
+                            leave=range(len(first)))
+        validation = pa.concat_tables([first_games, rest, hard_played.result()]).sort_by("game_id")
     names = {n: chosen[n].name for n in LEVEL_NAMES}
     # the blunder rates are tasks on the workers, each split into shares (blunder_checks), all in
     # flight at once from here while the driver fits the games and measures depths and tactics;
@@ -631,18 +654,40 @@ def run_calibration(
 
 
 @dataclass(frozen=True)
-class LevelChoice:
-    """The levels chosen on the choice fit and the validation's pairings (before repeats)."""
+class Ends:
+    """Easy and Hard as chosen on the choice fit, the chain of curve points between them, the
+    dial, and the validation's first pairings (nothing in them depends on Medium)."""
 
-    chosen: dict[str, PathPlayer]
-    target: float  # Medium's Elo target: the midpoint of Easy and Hard
-    medium_note: str
+    easy: PathPlayer
+    easy_elo: float  # Easy's Elo on the choice fit (an interpolated Easy has played no game)
+    hard: PathPlayer
+    chain: tuple[PathPlayer, ...]  # Easy, the curve points between, Hard: weakest first
     dial: tuple[tuple[DialLevel, PathPlayer], ...]  # the dial's levels (none when ``dial`` is 0)
     checked: tuple[tuple[DialLevel, PathPlayer], ...]  # those of them the validation spot-checks
     pairings: tuple[Pairing, ...]
 
 
-def choose_levels(
+@dataclass(frozen=True)
+class LevelChoice:
+    """The three levels and the whole validation: the first part (``Ends.pairings``, played before
+    Medium is chosen) then Medium's pairings (before repeats)."""
+
+    chosen: dict[str, PathPlayer]
+    target: float  # Medium's Elo target on the choice fit: the midpoint of Easy and Hard
+    medium_note: str
+    ends: Ends
+    pairings: tuple[Pairing, ...]
+
+    @property
+    def dial(self) -> tuple[tuple[DialLevel, PathPlayer], ...]:
+        return self.ends.dial
+
+    @property
+    def checked(self) -> tuple[tuple[DialLevel, PathPlayer], ...]:
+        return self.ends.checked
+
+
+def choose_ends(
     variant: str,
     weights: Mapping[str, float],
     section: CalibrateSection,
@@ -652,31 +697,88 @@ def choose_levels(
     easy: PathPlayer,
     easy_elo: float,
     n_val: int,
-) -> LevelChoice:
-    """Medium and Hard on ``fit`` given Easy (``easy`` at ``easy_elo``), the dial's spot checks,
-    and what the validation plays: each level against its product level, the adjacent levels, the
-    spot checks against the product's Medium, and the bridge chains between far-apart levels.
-    The job's ETA plans the validation with this too (``pipeline.job.job_plan``)."""
+) -> Ends:
+    """Hard on ``fit`` given Easy (``easy`` at ``easy_elo``), the dial's spot checks, and the
+    validation's first part: Easy and Hard against their product levels, each link of the chain
+    from Easy to Hard through the curve points nearest each :data:`CHAIN_STEPS`-th of the way
+    (adjacent levels are often too far apart to score against each other), and the spot checks
+    against the product's Medium."""
     hard = curves.hard[-1]
-    target = (easy_elo + _elo(fit, hard.name)) / 2.0
-    medium, medium_note = _choose_medium(variant, weights, curves, fit, target)
     dial = _plan_dial(variant, weights, section, curves, fit, easy, hard)
     checked = tuple((lv, player) for lv, player in dial if lv.index in spot_checked([d for d, _ in dial]))
-    chosen = {"easy": easy, "medium": medium, "hard": hard}
-    pairings = [Pairing(chosen[n].spec, product.spec(n), n_val, stream=_STREAM) for n in LEVEL_NAMES]
-    pairings += [
-        Pairing(medium.spec, easy.spec, n_val, stream=_STREAM),
-        Pairing(hard.spec, medium.spec, n_val, stream=_STREAM),
-    ]
+    chain = _chain(fit, curves, easy, easy_elo, hard)
+    pairings = [Pairing(easy.spec, product.spec("easy"), n_val, stream=_STREAM),
+                Pairing(hard.spec, product.spec("hard"), n_val, stream=_STREAM)]
+    pairings += [Pairing(strong.spec, weak.spec, n_val, stream=_STREAM)
+                 for weak, strong in itertools.pairwise(chain)]
     pairings += [Pairing(player.spec, product.spec("medium"), n_val, stream=_STREAM) for _, player in checked]
-    elos = {"easy": easy_elo, "medium": target, "hard": _elo(fit, hard.name)}
+    return Ends(easy, easy_elo, hard, chain, tuple(dial), checked, tuple(pairings))
+
+
+def choose_medium_level(
+    variant: str,
+    weights: Mapping[str, float],
+    curves: Curves,
+    fit: ScaleFit,
+    product: ProductLevels,
+    ends: Ends,
+    ends_fit: ScaleFit | None,
+    n_val: int,
+) -> LevelChoice:
+    """Medium aimed at the midpoint of Easy and Hard as the validation measures it, and its
+    pairings. ``ends_fit``: the fit of the chain's validation games (:func:`chain_fit`); the
+    midpoint is found there, between two of the chain's points, and carried to the choice fit
+    ``fit`` by the same fraction of the way between those points, where Medium's noise curve is
+    inverted. A long chain of curve games and the validation's own chain can disagree on how far
+    apart Easy and Hard are by more than Medium's tolerance, and the claim is judged on the
+    validation's. None: the choice fit's own midpoint (what the job's ETA plans the validation
+    with before the validation has measured it, ``pipeline.job.job_plan``).
+
+    Medium then plays the product's Medium, Easy, Hard, and the chain's points on either side of
+    its target, so its place on the chain is measured by scores away from 0 and 1."""
+    def chosen_elo(p: PathPlayer) -> float:
+        return ends.easy_elo if p.name == ends.easy.name else _elo(fit, p.name)
+
+    def measured(p: PathPlayer) -> float:
+        return chosen_elo(p) if ends_fit is None else _elo(ends_fit, p.name)
+
+    midpoint = (measured(ends.easy) + measured(ends.hard)) / 2.0
+    ordered = sorted(ends.chain, key=measured)
+    below, above = ordered[0], ordered[-1]
+    for lo, hi in itertools.pairwise(ordered):
+        if measured(lo) <= midpoint <= measured(hi):
+            below, above = lo, hi
+            break
+    span = measured(above) - measured(below)
+    share = 0.5 if span <= 0 else min(1.0, max(0.0, (midpoint - measured(below)) / span))
+    target = chosen_elo(below) + share * (chosen_elo(above) - chosen_elo(below))
+    medium, medium_note = _choose_medium(variant, weights, curves, fit, target)
+    if ends_fit is not None:
+        own = (ends.easy_elo + chosen_elo(ends.hard)) / 2.0
+        medium_note += (f"; the target is the validation chain's midpoint of Easy and Hard, {share:.2f} "
+                        f"of the way from {below.name} to {above.name} (the curve fit's own midpoint: "
+                        f"{own:.0f})")
+    pairings = list(ends.pairings)
     met = {frozenset((p.a_spec, p.b_spec)) for p in pairings}
-    for chain in _bridges(fit, curves, chosen, elos):  # adjacent levels are far apart
-        for weak, strong in itertools.pairwise(chain):
-            if frozenset((weak.spec, strong.spec)) not in met:  # two chains can share a link
-                met.add(frozenset((weak.spec, strong.spec)))
-                pairings.append(Pairing(strong.spec, weak.spec, n_val, stream=_STREAM))
-    return LevelChoice(chosen, target, medium_note, tuple(dial), checked, tuple(pairings))
+    opponents = [(medium.spec, product.spec("medium")), (medium.spec, ends.easy.spec),
+                 (ends.hard.spec, medium.spec)]
+    opponents += [(medium.spec, point.spec) for point in (below, above)]
+    for a, b in opponents:  # Medium may be a point of the chain, whose links are played already
+        if a != b and frozenset((a, b)) not in met:
+            met.add(frozenset((a, b)))
+            pairings.append(Pairing(a, b, n_val, stream=_STREAM))
+    chosen = {"easy": ends.easy, "medium": medium, "hard": ends.hard}
+    return LevelChoice(chosen, target, medium_note, ends, tuple(pairings))
+
+
+def chain_fit(games: pa.Table, ends: Ends, seed: int) -> ScaleFit:
+    """The fit of the validation games among the chain's players, Easy held at its choice-fit Elo
+    (only differences along the chain are read from it)."""
+    names = pa.array([p.name for p in ends.chain])
+    among = pc.and_(pc.is_in(games.column("white_player"), names),
+                    pc.is_in(games.column("black_player"), names))
+    return scale_from_games(games.filter(among), anchor=ends.easy.name, anchor_elo=ends.easy_elo,
+                            bootstrap=MIN_BOOTSTRAP, seed=seed)
 
 
 def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, seed: int) -> ScaleFit:
@@ -685,29 +787,20 @@ def _fit(games: pa.Table, product: ProductLevels, section: CalibrateSection, see
                             seed=seed)
 
 
-def _bridges(fit: ScaleFit, curves: Curves, chosen: Mapping[str, PathPlayer],
-             elos: Mapping[str, float]) -> list[tuple[PathPlayer, ...]]:
-    """For Easy-Medium and Medium-Hard: a chain from the weaker level to the stronger through the
-    curve points nearest the Elo a third and two thirds of the way, each link of which the
-    validation plays, so the gap between two far-apart levels is measured in steps whose scores
-    are far from 0 and 1. ``elos``: the levels' Elo on the choice fit (Medium's is its target: a
-    Medium between curve points has played no game yet)."""
-    out = []
-    for weak_level, strong_level, path in (("easy", "medium", curves.medium),
-                                           ("medium", "hard", (*curves.medium, *curves.hard))):
-        weak, strong = chosen[weak_level], chosen[strong_level]
-        low, high = elos[weak_level], elos[strong_level]
-        candidates = [p for p in path if p.name not in (weak.name, strong.name)]
-        steps: dict[str, PathPlayer] = {}
-        for k in range(1, BRIDGE_STEPS):
-            if candidates:
-                at = low + (high - low) * k / BRIDGE_STEPS
-                point = min(candidates, key=lambda p: abs(_elo(fit, p.name) - at))
-                steps[point.name] = point
-        middle = sorted(steps.values(), key=lambda p: _elo(fit, p.name))
-        if middle:
-            out.append((weak, *middle, strong))
-    return out
+def _chain(fit: ScaleFit, curves: Curves, easy: PathPlayer, easy_elo: float,
+           hard: PathPlayer) -> tuple[PathPlayer, ...]:
+    """Easy, the curve points (Medium's and Hard's) nearest each :data:`CHAIN_STEPS`-th of the way
+    from Easy's Elo to Hard's on the choice fit, and Hard, weakest first: each link is a step of
+    about equal Elo, so its score stays away from 0 and 1."""
+    low, high = easy_elo, _elo(fit, hard.name)
+    candidates = [p for p in (*curves.medium, *curves.hard) if p.name not in (easy.name, hard.name)]
+    steps: dict[str, PathPlayer] = {}
+    for k in range(1, CHAIN_STEPS):
+        if candidates:
+            at = low + (high - low) * k / CHAIN_STEPS
+            point = min(candidates, key=lambda p: abs(_elo(fit, p.name) - at))
+            steps[point.name] = point
+    return (easy, *sorted(steps.values(), key=lambda p: _elo(fit, p.name)), hard)
 
 
 def _measured(games: pa.Table, player: str, bootstrap: int,

@@ -8,7 +8,7 @@ trials with the product's Easy), and a study's trials and the SPRT at their maxi
 estimate leans high until they end. When a stage group starts playing, its plan is replaced by the
 pairings it actually plays (:meth:`JobClock.replan` from the stage's ``on_play`` hook); the
 validation's plan is refined before that from a fit of the curve games so far
-(:meth:`JobClock.refine`), since the bridges it plays depend on the curves' Elo. The
+(:meth:`JobClock.refine`), since the chain it plays depends on the curves' Elo. The
 driver's own work between tasks (the export) is planned too (:func:`driver_work`), as wall seconds
 on no slot, and so is work without games that runs as equal tasks side by side (the blunder rates
 of the calibration's checks, :func:`side_by_side`): its CPU-seconds over as many slots as it has

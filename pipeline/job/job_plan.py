@@ -16,13 +16,14 @@ from pipeline.calibration.blunder_checks import shares
 from pipeline.calibration.depth_check import DEPTH_STAGE, depth_specs
 from pipeline.calibration.method import (
     BLUNDER_SAMPLE,
-    BRIDGE_STEPS,
     CAL_DIR,
+    CHAIN_STEPS,
     CHECKS_STAGE,
     DEPTH_POSITIONS,
     EASY_SCALES,
     NOISY_REPEATS,
-    choose_levels,
+    choose_ends,
+    choose_medium_level,
     curve_pairings,
     curve_players,
     with_repeats,
@@ -129,10 +130,10 @@ def export_plan() -> PlannedGames:
 def validation_from_curves(variant: str, weights: Mapping[str, float], section: CalibrateSection,
                            curve_games: pa.Table, ply_cap: int) -> list[PlannedGames] | None:
     """The validation and its checks planned as the method will build them
-    (:func:`~pipeline.calibration.method.choose_levels`) from a fit of the curve games played so
-    far, the product's Easy standing in for Easy; None until every curve player has a game. The
-    bridges the method links depend on the curves' Elo, and a stand-in chain can cost several
-    times the real one."""
+    (:func:`~pipeline.calibration.method.choose_ends`, then Medium) from a fit of the curve games played so
+    far, the product's Easy standing in for Easy, Medium at the curves' midpoint; None until
+    every curve player has a game. The chain the method links depends on the curves' Elo, and a
+    stand-in chain can cost several times the real one."""
     product = product_levels(variant)
     curves = curve_players(variant, weights, section)
     needed = {p.name for p in (*curves.hard, *curves.medium)} | set(product.players())
@@ -142,8 +143,9 @@ def validation_from_curves(variant: str, weights: Mapping[str, float], section: 
     fit = scale_from_games(curve_games, anchor=product.anchor, anchor_elo=ANCHOR_ELO, bootstrap=MIN_BOOTSTRAP,
                            seed=0)
     easy = PathPlayer(product.player("easy"), product.level("easy"))
-    choice = choose_levels(variant, weights, section, curves, fit, product, easy, fit.rating(easy.name).value,
-                           section.validation_openings)
+    n_val, easy_elo = section.validation_openings, fit.rating(easy.name).value
+    ends = choose_ends(variant, weights, section, curves, fit, product, easy, easy_elo, n_val)
+    choice = choose_medium_level(variant, weights, curves, fit, product, ends, None, n_val)
     validation = with_repeats(variant, choice.pairings)
     levels = {n: p.spec for n, p in choice.chosen.items()}
     out = [planned(f"{CAL_DIR}/validation", variant, p.a_spec, p.b_spec, 2 * p.pairs, ply_cap)
@@ -211,24 +213,27 @@ def stand_in_levels(variant: str, weights: Mapping[str, float], section: Calibra
 def validation_stand_ins(variant: str, weights: Mapping[str, float],
                          section: CalibrateSection) -> list[Pairing]:
     """The validation's pairings as the method builds them, with curve points standing in for the
-    levels and bridge points it chooses after the curves: the product's Easy for Easy, 4 plies
+    levels and the chain it chooses after the curves: the product's Easy for Easy, 4 plies
     without noise for Medium, the largest budget for Hard, evenly spaced curve points for the
-    bridges and the dial's spot checks."""
+    chain from Easy to Hard and the dial's spot checks, the chain's middle two for the points
+    Medium meets."""
     product = product_levels(variant)
     curves = curve_players(variant, weights, section)
     hard, medium = curves.hard, curves.medium
     level = stand_in_levels(variant, weights, section)
     easy = level["easy"]
-    weaker = [p.spec for p in medium[:-2]] or [level["medium"]]  # the noisier points, weakest first
-    links = [(level[n], product.spec(n)) for n in ("easy", "medium", "hard")]
-    links += [(level["medium"], easy), (level["hard"], level["medium"])]
+    links = [(level[n], product.spec(n)) for n in ("easy", "hard")]
+    path = [p.spec for p in (*medium, *hard[:-1])]  # the curve points, weakest first
+    steps = [path[min(len(path) - 1, (k * len(path)) // CHAIN_STEPS)] for k in range(1, CHAIN_STEPS)]
+    chain = [easy, *dict.fromkeys(steps), level["hard"]]
+    links += [(b, a) for a, b in itertools.pairwise(chain)]
     interior = max(0, section.dial - 2)
     checks = (medium[0].spec, hard[len(hard) // 2].spec)[:min(2, interior)]
     links += [(spec, product.spec("medium")) for spec in checks]
-    upper = [medium[-1].spec, *(p.spec for p in hard[:-1])]  # 5 plies, then the budgets, weakest first
-    for low, high, path in ((easy, level["medium"], weaker), (level["medium"], level["hard"], upper)):
-        steps = [path[min(len(path) - 1, (k * len(path)) // BRIDGE_STEPS)] for k in range(1, BRIDGE_STEPS)]
-        chain = [low, *dict.fromkeys(steps), high]
-        links += [(b, a) for a, b in itertools.pairwise(chain)]
+    links += [(level["medium"], product.spec("medium")), (level["medium"], easy),
+              (level["hard"], level["medium"])]
+    middle = len(chain) // 2
+    links += [(level["medium"], spec) for spec in chain[middle - 1:middle + 1]
+              if spec not in (easy, level["hard"], level["medium"])]
     n = section.validation_openings
     return [Pairing(a, b, n) for a, b in dict.fromkeys(links)]

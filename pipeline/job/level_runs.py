@@ -5,7 +5,7 @@ A level result is a player the job rated, logged as one run, a child of its stag
 - ``kind`` calibrated: a level the profile ships; ``level`` easy, medium or hard.
 - ``kind`` product: the product's level of that name; ``level`` easy, medium or hard.
 - ``kind`` candidate: any other player of the calibration's pooled fit (curve points, Easy's
-  trials, validation bridges, dial spot checks); ``level`` is the player's name, tag ``path`` the
+  trials, validation chain points, dial spot checks); ``level`` is the player's name, tag ``path`` the
   knob path it lies on (its name's first word: hard, medium, easy, dial).
 - ``kind`` anchor: a reference-ladder anchor; ``level`` its name. Its Elo is on the ladder's own
   scale (random = 0), not the calibration's (the product's Medium = 1500): tag ``elo_scale``.

@@ -677,7 +677,13 @@ class MatchScore:
 
 def score_ci(score_a: Sequence[float] | NDArray[Any], openings: Sequence[str | int] | NDArray[Any], *,
              bootstrap: int = 1000, seed: int, level: float = 0.95) -> tuple[Estimate, int]:
-    """(A's mean score with a bootstrap-over-openings percentile CI, number of distinct openings)."""
+    """(A's mean score with a bootstrap-over-openings percentile CI, number of distinct openings).
+
+    A perfect score (every game won, or every game lost) gives every resample the same score, so
+    the bootstrap's CI has no width and no prediction below 1 could lie inside it. Its CI is
+    then the exact (Clopper-Pearson) interval over openings: with all of n openings won, the
+    chance that an opening is won whole is at least ((1 - level) / 2) ** (1 / n) at this level,
+    and the score is at least that chance."""
     _check_common(bootstrap, level)
     score = _check_scores(score_a, "score_a")
     opening = _check_openings(openings, "openings")
@@ -692,6 +698,10 @@ def score_ci(score_a: Sequence[float] | NDArray[Any], openings: Sequence[str | i
     n = np.bincount(open_of, minlength=n_open).astype(np.float64)
     values = np.concatenate([(w @ pts) / (w @ n) for w in opening_resamples(n_open, bootstrap, seed)])
     point = np.array([score.mean()])
+    if point[0] in (0.0, 1.0):
+        bound = float(((1.0 - level) / 2.0) ** (1.0 / n_open))
+        low, high = (bound, 1.0) if point[0] == 1.0 else (0.0, 1.0 - bound)
+        return Estimate(float(point[0]), low, high), n_open
     lo, hi = _percentile_ci(values[:, None], point, level)
     return Estimate(float(point[0]), float(lo[0]), float(hi[0])), n_open
 

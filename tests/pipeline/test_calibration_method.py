@@ -103,7 +103,7 @@ def test_hards_validation_pairing_played_ahead_is_the_validations_own() -> None:
     """The job plays Hard against the product's Hard from the curves on; the validation's plan,
     known only after the fit, must give that pairing the same place, so the same batch ids,
     seeds and openings, whatever else it holds."""
-    from pipeline.calibration.method import choose_levels
+    from pipeline.calibration.method import choose_ends
     from pipeline.ratings.scale import fit_scale
 
     section = CalibrateSection(hard_budgets=(1000, 4000), medium_noise=(0.0, 100.0))
@@ -116,10 +116,10 @@ def test_hards_validation_pairing_played_ahead_is_the_validations_own() -> None:
              for i, (x, y) in enumerate(itertools.pairwise(names)) for k in range(6)]
     a, b, s, o = (list(column) for column in zip(*games, strict=True))
     fit = fit_scale(a, b, s, o, anchor=product.anchor, bootstrap=50, seed=1)
-    choice = choose_levels("english", WEIGHTS, section, curves, fit, product, easy,
-                           fit.rating("easy-t000").value, 12)
+    choice = choose_ends("english", WEIGHTS, section, curves, fit, product, easy,
+                         fit.rating("easy-t000").value, 12)
     ahead = hard_validation_pairing(product, curves, 12)
-    assert choice.pairings[HARD_VALIDATION] == ahead and choice.chosen["hard"] == curves.hard[-1]
+    assert choice.pairings[HARD_VALIDATION] == ahead and choice.hard == curves.hard[-1]
     deck = load_deck("english")[:12]
 
     def specs(pairings: list[Pairing]) -> list[BatchSpec]:
@@ -270,34 +270,78 @@ def test_a_claim_split_by_perfect_scores_is_not_measured() -> None:
     assert not refused.holds and not refused.precise and "perfect scores split a | b" in refused.note
 
 
-def test_bridges_need_no_rating_of_an_interpolated_medium() -> None:
-    from pipeline.calibration.method import _bridges
+def _chain_games(names: list[str], won: dict[str, int] | None = None) -> tuple[list[str], ...]:
+    """Six games per neighbour pair of ``names``, the stronger (later) side winning 4 (or
+    ``won[stronger]``) of them: a fit spaces the names evenly unless ``won`` says otherwise."""
+    a, b, s, o = [], [], [], []
+    for i, (weak, strong) in enumerate(itertools.pairwise(names)):
+        wins = (won or {}).get(strong, 4)
+        for k in range(6):
+            a.append(strong), b.append(weak), s.append(float(k < wins)), o.append(f"{i}-{k}")
+    return a, b, s, o  # type: ignore[return-value]
+
+
+def _choice_fixture(section: CalibrateSection) -> tuple:  # type: ignore[type-arg]
     from pipeline.ratings.scale import fit_scale
 
-    section = CalibrateSection(hard_budgets=(1000, 4000), medium_noise=(0.0, 100.0))
+    product = product_levels("english")
     curves = curve_players("english", WEIGHTS, section)
-    names = [p.name for p in (*curves.medium, *curves.hard)] + ["easy-t000"]
-    a, b, s, o = [], [], [], []
-    for i, (x, y) in enumerate(itertools.pairwise(names)):
-        for k in range(6):  # each neighbour pair trades points
-            a.append(x), b.append(y), s.append(float(k % 3 == 0)), o.append(f"{i}-{k}")
-    fit = fit_scale(a, b, s, o, anchor=names[0], bootstrap=50, seed=1)
-    chosen = {
-        "easy": easy_player("english", WEIGHTS, {}, "easy-t000"),
-        "medium": medium_player("english", WEIGHTS, 37.3),
-        "hard": curves.hard[-1],
-    }  # 37.3: no games
-    elos = {"easy": fit.rating("easy-t000").value, "medium": 1500.0, "hard": fit.rating("hard-4000").value}
-    chains = _bridges(fit, curves, chosen, elos)
-    assert [(chain[0], chain[-1]) for chain in chains] == [
-        (chosen["easy"], chosen["medium"]),
-        (chosen["medium"], chosen["hard"]),
-    ]
-    inner = [p.name for chain in chains for p in chain[1:-1]]
-    assert inner and all(n not in ("easy-t000", "medium-d4-n37.3", "hard-4000") for n in inner)
-    for chain in chains:  # the steps run from weaker to stronger on the choice fit
-        elo = [fit.rating(p.name).value for p in chain[1:-1]]
-        assert elo == sorted(elo) and 1 <= len(elo) <= 2
+    easy = easy_player("english", WEIGHTS, {"noise_sigma": 50.0}, "easy-t000")
+    names = [product.player("easy"), *(p.name for p in curves.medium), *(p.name for p in curves.hard),
+             product.player("hard")]
+    a, b, s, o = _chain_games(names)
+    a += [product.player("medium")] * 6
+    b += [curves.medium[-2].name] * 6
+    s += [0.5] * 6
+    o += [f"m-{k}" for k in range(6)]
+    fit = fit_scale(a, b, s, o, anchor=product.anchor, bootstrap=50, seed=1)
+    return product, curves, easy, fit, fit.rating(product.player("easy")).value
+
+
+def test_the_chain_runs_from_easy_to_hard_through_curve_points() -> None:
+    from pipeline.calibration.method import choose_ends
+
+    section = CalibrateSection(hard_budgets=(1000, 4000, 16000), medium_noise=(0.0, 100.0, 300.0))
+    product, curves, easy, fit, easy_elo = _choice_fixture(section)
+    ends = choose_ends("english", WEIGHTS, section, curves, fit, product, easy, easy_elo, 12)
+    assert ends.chain[0] == easy and ends.chain[-1] == curves.hard[-1] == ends.hard
+    inner = [fit.rating(p.name).value for p in ends.chain[1:-1]]
+    assert len(inner) >= 3 and inner == sorted(inner)  # steps of about equal Elo, weakest first
+    assert all(easy_elo < e < fit.rating(ends.hard.name).value for e in inner)
+    links = {frozenset((p.a_spec, p.b_spec)) for p in ends.pairings}
+    assert all(frozenset((x.spec, y.spec)) in links for x, y in itertools.pairwise(ends.chain))
+    assert not any("medium" in p.b_spec.split(":")[1] and "product" in p.b_spec for p in ends.pairings)
+
+
+def test_medium_is_aimed_at_the_midpoint_the_validations_chain_measures() -> None:
+    """When the validation's chain puts Hard further from Easy than the curves did, Medium's target
+    moves up with the midpoint; measured as the curves measured it, the target is the curves'
+    midpoint. Medium's pairings come after the chain's, which are played first."""
+    from pipeline.calibration.method import choose_ends, choose_medium_level
+    from pipeline.ratings.scale import fit_scale
+
+    section = CalibrateSection(hard_budgets=(1000, 4000, 16000), medium_noise=(0.0, 100.0, 300.0))
+    product, curves, easy, fit, easy_elo = _choice_fixture(section)
+    ends = choose_ends("english", WEIGHTS, section, curves, fit, product, easy, easy_elo, 12)
+    own = (easy_elo + fit.rating(ends.hard.name).value) / 2
+    same = choose_medium_level("english", WEIGHTS, curves, fit, product, ends, None, 12)
+    assert same.target == pytest.approx(own)
+    names = [p.name for p in ends.chain]
+    # the top two links: Hard's side much stronger than on the curves
+    wider = fit_scale(*_chain_games(names, {names[-1]: 6, names[-2]: 6}), anchor=easy.name,
+                      anchor_elo=easy_elo, bootstrap=50, seed=1)
+    aimed = choose_medium_level("english", WEIGHTS, curves, fit, product, ends, wider, 12)
+    assert aimed.target > own + 30
+    assert "validation chain's midpoint" in aimed.medium_note
+    assert aimed.pairings[: len(ends.pairings)] == ends.pairings
+    medium = aimed.chosen["medium"]
+    theirs = aimed.pairings[len(ends.pairings):]
+    met = {p.b_spec for p in theirs if p.a_spec == medium.spec}
+    met |= {p.a_spec for p in theirs if p.b_spec == medium.spec}
+    assert {product.spec("medium"), easy.spec, ends.hard.spec} <= met
+    around = [p for p in ends.chain[1:-1] if p.spec in met]  # the chain's points on either side of its target
+    assert 1 <= len(around) <= 2
+    assert len({frozenset((p.a_spec, p.b_spec)) for p in aimed.pairings}) == len(aimed.pairings)
 
 
 @pytest.mark.parametrize("variant", ["suicide"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -126,7 +127,9 @@ def test_match_elo_is_null_when_infinite(capsys: pytest.CaptureFixture[str]) -> 
                          "--json"], capsys)
     report = json.loads(out)
     assert code == 0 and report["score"] == 1.0 and report["elo"] is None and report["pairs"]["2"] == 1
-    assert report["elo_ci"] == [None, None] and report["openings"] == 1
+    # one opening, won whole: the exact interval's low end is 0.025, about -636 Elo; no high end
+    assert report["elo_ci"][1] is None and report["openings"] == 1
+    assert report["elo_ci"][0] == pytest.approx(-400 * math.log10(1 / 0.025 - 1))
 
 
 def test_selfplay_in_process_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -190,8 +190,9 @@ def test_the_validation_stand_ins_follow_the_methods_pairings() -> None:
     plain = validation_stand_ins("english", weights, replace(section, dial=0))
     links = {(p.a_spec, p.b_spec) for p in plain}
     assert len(links) == len(plain)  # a shared link is played once
-    # the three product links, Medium-Easy, Hard-Medium and two chains of three links each
-    assert len(plain) == 3 + 2 + 6
+    # Easy's and Hard's product links, the six links of the chain from Easy to Hard, and Medium
+    # against the product's Medium, Easy and Hard (Medium stands in the chain: no further points)
+    assert len(plain) == 2 + 6 + 3
     assert sum(p.b_spec == product.spec("medium") for p in plain) == 1  # no dial checks
     dialled = validation_stand_ins("english", weights, replace(section, dial=5))
     assert sum(p.b_spec == product.spec("medium") for p in dialled) == 3  # and two spot checks
@@ -334,7 +335,7 @@ def _curve_games(section: CalibrateSection, elos: dict[str, float], weights: dic
     return pa.table(rows)
 
 
-def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges() -> None:
+def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_chain() -> None:
     config = load_config(str(Path(__file__).parents[2] / "configs" / "runs" / "quickstart.toml"))
     section = replace(calibrate_section(config), openings=40)
     weights = default_weights(get_variant("english"))
@@ -343,7 +344,7 @@ def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges()
     elos |= {p.name: e for p, e in zip(curves.hard, (1750.0, 2250.0, 2300.0), strict=True)}
     elos |= {p.name: 1300.0 + 100.0 * i for i, p in enumerate(curves.medium[:-1])}  # 4 plies up to 1700
     five = curves.medium[-1]
-    elos[five.name] = 2000.0  # 5 plies: nearest a third and two thirds of the way from Medium to Hard
+    elos[five.name] = 2000.0  # 5 plies: between the two weaker budgets
     games = _curve_games(section, elos, weights)
     partial = games.filter(pc.not_equal(games.column("black_player"), five.name))
     partial = partial.filter(pc.not_equal(partial.column("white_player"), five.name))
@@ -351,13 +352,17 @@ def test_the_validation_is_planned_from_the_curve_fit_with_the_methods_bridges()
     plan = validation_from_curves("english", weights, section, games, 200)
     assert plan is not None
     keys = {p.pairing for p in plan if p.group == "calibrate/validation"}
-    # Medium (4 plies without noise, at 1700) to Hard: through 5 plies, as the method links them by
-    # Elo; the stand-ins' evenly spaced budgets would link 20,000 nodes to 2,000
-    assert pair_key(five.spec, curves.medium[-2].spec) in keys
+    # Easy (the product's, about 1100) to Hard (about 2400 in this fit) in steps of about 220, as
+    # the method links them by Elo: the noisiest 4-ply point (1300) first, then 2,000 nodes,
+    # 5 plies (2000) and 20,000 nodes; the stand-ins' evenly spaced points would start at the
+    # second noisiest and link 2,000 nodes to 20,000
+    product = product_levels("english")
+    assert pair_key(curves.medium[0].spec, product.spec("easy")) in keys
+    assert pair_key(five.spec, curves.hard[0].spec) in keys
     assert pair_key(curves.hard[1].spec, five.spec) in keys
     assert pair_key(curves.hard[1].spec, curves.hard[0].spec) not in keys
     stand_ins = {pair_key(p.a_spec, p.b_spec) for p in validation_stand_ins("english", weights, section)}
-    assert pair_key(curves.hard[1].spec, curves.hard[0].spec) in stand_ins
+    assert pair_key(curves.medium[0].spec, product.spec("easy")) not in stand_ins
     assert [p.group for p in plan if p.driver] == ["calibrate/checks"] * 2
     collector = CurveGames("english", weights, section, 200)
     assert collector.plan() is None

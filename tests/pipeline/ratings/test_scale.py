@@ -292,6 +292,15 @@ def test_match_score_perfect_and_self_match() -> None:
     m = match_score(table, "x", "y", bootstrap=100, seed=0)
     assert m.score.value == 1.0 and m.elo.value == math.inf and m.distinct_games is None
     assert match_score_json(m)["elo"] is None
+    # every resample scores 1: the CI is the exact one over the 2 openings, not [1, 1]
+    assert (m.score.ci_low, m.score.ci_high) == pytest.approx((0.025 ** 0.5, 1.0))
+    lost = match_score(table, "y", "x", bootstrap=100, seed=0)
+    assert lost.score.value == 0.0
+    assert (lost.score.ci_low, lost.score.ci_high) == pytest.approx((0.0, 1 - 0.025 ** 0.5))
+    hundred = pa.table({"player_a": ["x"] * 200, "player_b": ["y"] * 200, "result_a": [1.0] * 200,
+                        "opening_id": [f"o{i // 2}" for i in range(200)]})
+    # 100 openings all won: a prediction of 0.99 lies inside (0.964, 1]
+    assert 0.96 < match_score(hundred, "x", "y", bootstrap=100, seed=0).score.ci_low < 0.99
     same = pa.table({"player_a": ["r"] * 2, "player_b": ["r"] * 2, "result_a": [1.0, 0.5],
                      "opening_id": ["o1", "o1"]})
     assert match_score(same, "r", "r", bootstrap=100, seed=0).score.value == 0.75
